@@ -1,0 +1,46 @@
+/**
+ * Every failure of this library is a SafetensorsError. `code` is the reference
+ * implementation's variant name for format errors (FORMAT.md), or a transport code
+ * (HttpError, RangeNotSupported, SourceChanged, Aborted, ...).
+ */
+export class SafetensorsError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} message
+   * @param {{ tensor?: string | null, offset?: number | null, cause?: unknown }} [details]
+   */
+  constructor(code, message, details = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause })
+    this.name = 'SafetensorsError'
+    /** @type {string} */
+    this.code = code
+    /** @type {string | null} the tensor concerned, when there is one */
+    this.tensor = details.tensor ?? null
+    /** @type {number | null} absolute byte offset in the file, when known */
+    this.offset = details.offset ?? null
+  }
+}
+
+/**
+ * Turns the core's ErrorInfo into a SafetensorsError.
+ * @param {{ code: string, tensor: string, message: string, offset: number }} info
+ */
+export function fromCoreError(info) {
+  return new SafetensorsError(info.code, info.message, {
+    tensor: info.tensor === '' ? null : info.tensor,
+    offset: info.offset,
+  })
+}
+
+/**
+ * The error for an aborted operation, keeping the signal's reason as the cause.
+ * @param {AbortSignal | undefined} signal
+ */
+export function abortError(signal) {
+  return new SafetensorsError('Aborted', 'the operation was aborted', { cause: signal?.reason })
+}
+
+/** @param {AbortSignal | undefined} signal */
+export function throwIfAborted(signal) {
+  if (signal?.aborted) throw abortError(signal)
+}

@@ -1,0 +1,237 @@
+/**
+ * SafetensorsFile: a parsed header over a byte source. Opening reads the 8-byte length and
+ * the header (a remote source serves both from its first request); tensors are read only
+ * when asked for, straight into the wasm heap.
+ */
+import { ASYNC_DISPOSE } from './dispose.js'
+import { dtypeIndex } from './dtypes.js'
+import { SafetensorsError, fromCoreError, throwIfAborted } from './errors.js'
+import { readTargets } from './reader.js'
+import { TensorTable, u64 } from './table.js'
+import { Tensor } from './tensor.js'
+import { heapAlloc, heapView, loadCore } from './wasm.js'
+
+/**
+ * @typedef {import('./reader.js').ReadOptions} ReadOptions
+ * @typedef {import('./sources.js').ByteSource} ByteSource
+ * @typedef {import('./table.js').TensorInfo} TensorInfo
+ */
+
+/**
+ * Parses the header of `source`.
+ * @param {ByteSource} source
+ * @param {{ signal?: AbortSignal, closeSource?: boolean }} [options]
+ *   closeSource: the file closes the source when it is closed (the source was made by open)
+ */
+export async function openSource(source, options = {}) {
+  const core = await loadCore()
+  const { signal } = options
+  throwIfAborted(signal)
+  const fileLength = source.byteLength
+  const parsed = new core.ParsedFile()
+  let ptr = 0
+  try {
+    const prefix = await source.read(0, Math.min(8, fileLength), { signal })
+    ptr = heapAlloc(core, 8)
+    heapView(core, ptr, prefix.length).set(prefix)
+    const headerLength = parsed.readHeaderLength(ptr, prefix.length, fileLength)
+    if (headerLength < 0) throw fromCoreError(parsed.error())
+    core._free(ptr)
+    ptr = 0
+    ptr = heapAlloc(core, headerLength)
+    await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], { signal })
+    if (!parsed.parse(ptr, headerLength, fileLength)) throw fromCoreError(parsed.error())
+    const table = new TensorTable(core, parsed, 8 + headerLength)
+    return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false)
+  } finally {
+    if (ptr) core._free(ptr)
+    parsed.delete()
+  }
+}
+
+export class SafetensorsFile {
+  #core
+  #source
+  #table
+  #closeSource
+  #closed = false
+
+  /**
+   * @param {any} core
+   * @param {ByteSource} source
+   * @param {TensorTable} table
+   * @param {number} headerLength
+   * @param {boolean} closeSource
+   */
+  constructor(core, source, table, headerLength, closeSource) {
+    this.#core = core
+    this.#source = source
+    this.#table = table
+    this.#closeSource = closeSource
+    /** @readonly total file length in bytes */
+    this.byteLength = source.byteLength
+    /** @readonly N, the header's length in bytes (padding included) */
+    this.headerLength = headerLength
+  }
+
+  /** @returns {Record<string, string> | null} */
+  get metadata() { return this.#table.metadata }
+
+  /** Tensor names in file (offset) order. */
+  get names() { return this.#table.names.slice() }
+
+  /** @param {string} name @returns {TensorInfo} */
+  info(name) { return this.#table.info(this.#table.require(name)) }
+
+  /** @returns {{ total: number, byDtype: Record<string, number> }} */
+  parameterCount() {
+    /** @type {Record<string, number>} */
+    const byDtype = {}
+    let total = 0
+    for (let i = 0; i < this.#table.count; i++) {
+      const n = this.#table.elementCount(i)
+      const dtype = this.#table.dtype(i)
+      byDtype[dtype] = (byDtype[dtype] ?? 0) + n
+      total += n
+    }
+    return { total, byDtype }
+  }
+
+  #open() {
+    if (this.#closed) throw new SafetensorsError('Closed', 'the file was closed')
+  }
+
+  /**
+   * Reads one tensor into the heap.
+   * @param {string} name
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Tensor>}
+   */
+  async tensor(name, options) {
+    const map = await this.load([name], options)
+    return /** @type {Tensor} */ (map.get(name))
+  }
+
+  /**
+   * Reads several tensors; close ranges are fetched together.
+   * @param {Iterable<string>} names
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Map<string, Tensor>>}
+   */
+  async load(names, options = {}) {
+    this.#open()
+    const unique = [...new Set(names)]
+    const indices = unique.map((n) => this.#table.require(n))
+    /** @type {{ ptr: number, index: number }[]} */
+    const allocations = []
+    try {
+      for (const index of indices)
+        allocations.push({ ptr: heapAlloc(this.#core, this.#table.byteLength(index)), index })
+      const targets = allocations.map(({ ptr, index }) => ({
+        offset: this.#table.byteOffset(index), length: this.#table.byteLength(index), ptr,
+      }))
+      await readTargets(this.#core, this.#source, targets, options)
+    } catch (error) {
+      for (const { ptr } of allocations) this.#core._free(ptr)
+      throw error
+    }
+    const result = new Map()
+    for (const { ptr, index } of allocations) {
+      const t = this.#table
+      result.set(t.names[index], new Tensor(this.#core, ptr, t.names[index], t.dtype(index), t.shape(index), t.byteLength(index)))
+    }
+    return result
+  }
+
+  /**
+   * Reads only the bytes of a slice: `spec` is a string like '0, 2:5' or an array like
+   * [0, [2, 5]] (an integer drops the dimension, [start, stop] keeps it; null or a missing
+   * bound means the dimension's start or end; negative values count from the end).
+   * @param {string} name
+   * @param {string | Array<number | [number | null, number | null] | null>} spec
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Tensor>}
+   */
+  async slice(name, spec, options = {}) {
+    this.#open()
+    const index = this.#table.require(name)
+    const plan = this.#planSlice(index, specText(spec))
+    const ptr = heapAlloc(this.#core, plan.byteLength)
+    try {
+      const targets = []
+      let at = ptr
+      for (const [offset, length] of plan.ranges) {
+        targets.push({ offset, length, ptr: at })
+        at += length
+      }
+      await readTargets(this.#core, this.#source, targets, options)
+    } catch (error) {
+      this.#core._free(ptr)
+      throw error
+    }
+    return new Tensor(this.#core, ptr, name, this.#table.dtype(index), plan.shape, plan.byteLength)
+  }
+
+  /**
+   * @param {number} index
+   * @param {string} spec
+   * @returns {{ shape: any[], byteLength: number, ranges: [number, number][] }}
+   */
+  #planSlice(index, spec) {
+    const core = this.#core
+    const shape = this.#table.shape(index)
+    const dims = heapAlloc(core, Math.max(shape.length, 1) * 8)
+    const planner = new core.SlicePlanner()
+    try {
+      const dimWords = new Uint32Array(core.HEAPU8.buffer, dims, shape.length * 2)
+      shape.forEach((d, i) => {
+        const big = BigInt(d)
+        dimWords[2 * i] = Number(big & 0xffffffffn)
+        dimWords[2 * i + 1] = Number(big >> 32n)
+      })
+      const ok = planner.plan(dtypeIndex(this.#table.dtype(index)), dims, shape.length,
+        this.#table.byteOffset(index), spec)
+      if (!ok) {
+        const error = fromCoreError(planner.error())
+        error.tensor ??= this.#table.names[index]
+        throw error
+      }
+      const rangeWords = new Float64Array(core.HEAPU8.buffer, planner.ranges(), planner.rangeCount() * 2)
+      /** @type {[number, number][]} */
+      const ranges = []
+      for (let i = 0; i < rangeWords.length; i += 2) ranges.push([rangeWords[i], rangeWords[i + 1]])
+      const shapeWords = new Uint32Array(core.HEAPU8.buffer, planner.shape(), planner.rank() * 2)
+      const outShape = []
+      for (let i = 0; i < shapeWords.length; i += 2) outShape.push(u64(shapeWords[i], shapeWords[i + 1]))
+      return { shape: outShape, byteLength: planner.byteLength(), ranges }
+    } finally {
+      planner.delete()
+      core._free(dims)
+    }
+  }
+
+  /** Releases the source (a Node file handle, say). Tensors already read stay valid. */
+  async close() {
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#closeSource) await this.#source.close?.()
+  }
+
+  async [ASYNC_DISPOSE]() { await this.close() }
+}
+
+/**
+ * @param {string | Array<number | [number | null, number | null] | null>} spec
+ * @returns {string}
+ */
+function specText(spec) {
+  if (typeof spec === 'string') return spec
+  if (!Array.isArray(spec))
+    throw new SafetensorsError('InvalidSlice', 'a slice is a string like "0, 2:5" or an array like [0, [2, 5]]')
+  return spec.map((s) => {
+    if (s === null) return ':'
+    if (Array.isArray(s)) return `${s[0] ?? ''}:${s[1] ?? ''}`
+    if (Number.isInteger(s)) return String(s)
+    throw new SafetensorsError('InvalidSlice', `slice element ${JSON.stringify(s)} is not an integer, [start, stop] or null`)
+  }).join(',')
+}

@@ -1,0 +1,157 @@
+// Types for safetensors-wasm (browser and generic entry). Hand-written; checked by tsc in the
+// tests against the JSDoc-annotated sources.
+
+export type Dtype =
+  | 'BOOL' | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0'
+  | 'F8_E4M3FNUZ' | 'F8_E5M2FNUZ' | 'I16' | 'U16' | 'F16' | 'BF16' | 'I32' | 'U32' | 'F32'
+  | 'C64' | 'F64' | 'I64' | 'U64'
+
+export declare const DTYPES: readonly Dtype[]
+
+/**
+ * Dimensions are Numbers; a dimension above 2^53 (possible only in a zero-size tensor, whose
+ * other dimension is 0) is a BigInt rather than a rounded Number.
+ */
+export type Shape = Array<number | bigint>
+
+export declare class SafetensorsError extends Error {
+  /** The reference's variant name (InvalidOffset, TensorInvalidInfo, ...) or a transport or
+   * API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ShortRead, Disposed, ...). */
+  readonly code: string
+  /** The tensor concerned, when there is one. */
+  readonly tensor: string | null
+  /** Absolute byte offset in the file where the problem sits, when known. */
+  readonly offset: number | null
+}
+
+export interface ByteSource {
+  readonly byteLength: number
+  /** Exactly `length` bytes from `offset`. */
+  read(offset: number, length: number, options?: { signal?: AbortSignal }): Promise<Uint8Array>
+  /** Writes [offset, offset + length) into viewAt(at, n) pieces; take a fresh view per piece. */
+  readInto?(offset: number, length: number, viewAt: (at: number, n: number) => Uint8Array,
+    options?: { signal?: AbortSignal }): Promise<void>
+  /** The bytes of [offset, offset + length) as they arrive, in order. */
+  stream?(offset: number, length: number, options?: { signal?: AbortSignal }): AsyncIterable<Uint8Array>
+  close?(): Promise<void> | void
+  defaultMergeGap?: number
+  defaultConcurrency?: number
+  describe?: string
+}
+
+export interface Progress { loaded: number; total: number }
+
+export interface ReadOptions {
+  signal?: AbortSignal
+  onProgress?: (progress: Progress) => void
+  /** Ranges closer than this many bytes are read as one request. */
+  mergeGap?: number
+  /** Requests in flight at once. */
+  concurrency?: number
+}
+
+export interface OpenOptions {
+  signal?: AbortSignal
+  [option: string]: unknown
+}
+
+export interface TensorInfo {
+  name: string
+  dtype: Dtype
+  shape: Shape
+  /** Absolute offset of the tensor's first byte in the file. */
+  byteOffset: number
+  byteLength: number
+}
+
+export interface Stats {
+  count: number
+  finiteCount: number
+  nanCount: number
+  infCount: number
+  zeroCount: number
+  min: number
+  max: number
+  mean: number
+  /** Population standard deviation of the finite values. */
+  std: number
+  histogram: { min: number; max: number; counts: number[] }
+}
+
+export type TypedData =
+  | Float32Array | Float64Array | Uint16Array | Int16Array | Int32Array | Uint32Array
+  | BigInt64Array | BigUint64Array | Int8Array | Uint8Array
+
+export declare class Tensor {
+  readonly name: string
+  readonly dtype: Dtype
+  readonly shape: Shape
+  readonly byteLength: number
+  readonly elementCount: number
+  readonly disposed: boolean
+  /**
+   * A typed view over wasm memory: Float32Array (F32, C64 interleaved), Float64Array,
+   * Float16Array where the platform has it else Uint16Array (F16), Uint16Array (BF16, U16),
+   * Int16Array, Int32Array, Uint32Array, BigInt64Array (I64), BigUint64Array (U64), Int8Array,
+   * Uint8Array (U8, BOOL, F8_*, packed F4 and F6). Made anew on each access, so it is right
+   * after the heap grows; a view kept across an allocation is detached and reads as empty.
+   */
+  readonly data: TypedData
+  /** The raw bytes as a view over wasm memory (same lifetime rules as `data`). */
+  readonly bytes: Uint8Array
+  /** A copy of `data` in JS memory. */
+  copy(): TypedData
+  /** Values as float32, converted in C++ (all dtypes but F6). */
+  toFloat32(): Float32Array
+  stats(options?: { bins?: number }): Stats
+  /** Frees the wasm memory; later use throws SafetensorsError('Disposed'). */
+  dispose(): void
+  [Symbol.dispose](): void
+}
+
+export type SliceSpec = string | Array<number | [number | null, number | null] | null>
+
+export declare class SafetensorsFile {
+  readonly byteLength: number
+  readonly headerLength: number
+  readonly metadata: Record<string, string> | null
+  /** Tensor names in file (offset) order. */
+  readonly names: string[]
+  info(name: string): TensorInfo
+  parameterCount(): { total: number; byDtype: Partial<Record<Dtype, number>> }
+  tensor(name: string, options?: ReadOptions): Promise<Tensor>
+  load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>
+  /** Reads only the slice's bytes. '0, 2:5' or [0, [2, 5]]; negative values count from the end. */
+  slice(name: string, spec: SliceSpec, options?: ReadOptions): Promise<Tensor>
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+export type Source = string | URL | Blob | ArrayBuffer | ArrayBufferView | ByteSource
+
+export declare function open(src: Source, options?: OpenOptions): Promise<SafetensorsFile>
+
+export interface TensorLike {
+  dtype: Dtype
+  shape: ArrayLike<number | bigint>
+  data: ArrayBufferView | ArrayBuffer
+}
+
+export type TensorsInput =
+  | Record<string, TensorLike>
+  | Map<string, TensorLike | Tensor>
+  | Iterable<[string, TensorLike | Tensor]>
+  | Iterable<Tensor>
+
+export interface WriteOptions {
+  /** String-to-string metadata; null or absent writes no __metadata__ key. */
+  metadata?: Record<string, string> | null
+}
+
+/** The whole file in one exact-size Uint8Array; each tensor's bytes are copied once. */
+export declare function serialize(tensors: TensorsInput, options?: WriteOptions): Promise<Uint8Array>
+/** The header, then each tensor's own bytes with no copy. Rejects before streaming on bad input. */
+export declare function serializeStream(tensors: TensorsInput, options?: WriteOptions): Promise<ReadableStream<Uint8Array>>
+
+export declare function bytesSource(bytes: ArrayBuffer | ArrayBufferView): ByteSource
+export declare function blobSource(blob: Blob): ByteSource

@@ -1,0 +1,13 @@
+// Types for the Node entry: everything in index.d.ts, plus file paths and writeFile.
+export * from './index.js'
+import type { ByteSource, TensorsInput, WriteOptions, Progress } from './index.js'
+
+/** A Node file read with positioned fs reads straight into the wasm heap. */
+export declare function nodeFileSource(path: string): Promise<ByteSource>
+
+/**
+ * Writes through a temporary file in the same folder, renamed over `path` when complete:
+ * a failure never leaves a half-written file at `path`.
+ */
+export declare function writeFile(path: string, tensors: TensorsInput,
+  options?: WriteOptions & { onProgress?: (progress: Progress) => void }): Promise<void>

@@ -1,0 +1,41 @@
+/**
+ * `open` for every platform: turns what the user gave into a byte source and parses it.
+ * The Node entry (node.js) passes a resolver that adds file paths.
+ */
+import { SafetensorsError } from './errors.js'
+import { openSource } from './file.js'
+import { blobSource, bytesSource, isByteSource } from './sources.js'
+
+/**
+ * @typedef {import('./sources.js').ByteSource} ByteSource
+ * @typedef {{ signal?: AbortSignal } & Record<string, any>} OpenOptions
+ * @typedef {(src: string | URL, options: OpenOptions) => Promise<{ source: ByteSource, close: boolean } | null>} Resolver
+ */
+
+/**
+ * @param {unknown} src
+ * @param {OpenOptions} options
+ * @param {Resolver[]} resolvers tried in order for strings and URLs
+ */
+export async function openAny(src, options, resolvers) {
+  if (src instanceof ArrayBuffer || ArrayBuffer.isView(src))
+    return openSource(bytesSource(/** @type {ArrayBuffer | ArrayBufferView} */ (src)), options)
+  if (typeof Blob !== 'undefined' && src instanceof Blob) return openSource(blobSource(src), options)
+  if (isByteSource(src)) return openSource(src, options)
+  if (typeof src === 'string' || src instanceof URL) {
+    for (const resolve of resolvers) {
+      const found = await resolve(src, options)
+      if (found) {
+        try {
+          return await openSource(found.source, { ...options, closeSource: found.close })
+        } catch (error) {
+          if (found.close) await found.source.close?.()
+          throw error
+        }
+      }
+    }
+    throw new SafetensorsError('UnsupportedSource', `cannot open ${String(src)}: not a URL this platform can fetch`)
+  }
+  throw new SafetensorsError('UnsupportedSource',
+    'open() takes a URL, a path (Node), a Blob, an ArrayBuffer, a Uint8Array or a ByteSource')
+}

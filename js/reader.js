@@ -1,0 +1,147 @@
+/**
+ * Moves file bytes into the wasm heap. The core says which absolute byte ranges are needed
+ * and where each goes; this plans the reads (merging ranges closer than `mergeGap` into one
+ * request), runs them with bounded concurrency, and copies each arriving chunk straight into
+ * its place. One copy at most: a source that can read into a view (a Node file) gets the heap
+ * view itself.
+ */
+import { SafetensorsError, abortError, throwIfAborted } from './errors.js'
+import { heapView } from './wasm.js'
+
+/**
+ * @typedef {{ offset: number, length: number, ptr: number }} Target
+ *   `length` bytes from absolute file `offset` go to heap address `ptr`.
+ * @typedef {{ offset: number, length: number, targets: Target[] }} Span  one read request
+ * @typedef {{ signal?: AbortSignal, onProgress?: (p: { loaded: number, total: number }) => void,
+ *   mergeGap?: number, concurrency?: number }} ReadOptions
+ */
+
+/**
+ * Groups targets into read requests: sorted by offset, merged when the gap between them is at
+ * most `mergeGap` bytes (reading a small gap costs less than another round trip).
+ * @param {Target[]} targets
+ * @param {number} mergeGap
+ * @returns {Span[]}
+ */
+export function planSpans(targets, mergeGap) {
+  const sorted = targets.filter((t) => t.length > 0).sort((a, b) => a.offset - b.offset)
+  /** @type {Span[]} */
+  const spans = []
+  for (const t of sorted) {
+    const last = spans[spans.length - 1]
+    if (last && t.offset - (last.offset + last.length) <= mergeGap) {
+      last.length = Math.max(last.length, t.offset + t.length - last.offset)
+      last.targets.push(t)
+    } else {
+      spans.push({ offset: t.offset, length: t.length, targets: [t] })
+    }
+  }
+  return spans
+}
+
+/**
+ * Copies the part of `chunk` (file bytes starting at `chunkOffset`) that each target wants.
+ * @param {any} core
+ * @param {Target[]} targets
+ * @param {number} chunkOffset
+ * @param {Uint8Array} chunk
+ */
+function scatter(core, targets, chunkOffset, chunk) {
+  const chunkEnd = chunkOffset + chunk.length
+  for (const t of targets) {
+    const begin = Math.max(t.offset, chunkOffset)
+    const end = Math.min(t.offset + t.length, chunkEnd)
+    if (begin >= end) continue
+    heapView(core, t.ptr + (begin - t.offset), end - begin)
+      .set(chunk.subarray(begin - chunkOffset, end - chunkOffset))
+  }
+}
+
+/**
+ * @param {any} core
+ * @param {import('./sources.js').ByteSource} source
+ * @param {Span} span
+ * @param {ReadOptions} options
+ * @param {(n: number) => void} progress
+ */
+async function readSpan(core, source, span, options, progress) {
+  const { signal } = options
+  if (source.stream) {
+    let position = span.offset
+    for await (const chunk of source.stream(span.offset, span.length, { signal })) {
+      throwIfAborted(signal)
+      scatter(core, span.targets, position, chunk)
+      position += chunk.length
+      progress(chunk.length)
+    }
+    if (position !== span.offset + span.length) throw shortRead(span, position - span.offset)
+    return
+  }
+  const single = span.targets.length === 1 && span.targets[0].offset === span.offset &&
+    span.targets[0].length === span.length
+  if (source.readInto && single) {
+    await source.readInto(span.offset, span.length, (at, n) => heapView(core, span.targets[0].ptr + at, n), { signal })
+    progress(span.length)
+    return
+  }
+  const bytes = await source.read(span.offset, span.length, { signal })
+  throwIfAborted(signal)
+  if (bytes.length !== span.length) throw shortRead(span, bytes.length)
+  scatter(core, span.targets, span.offset, bytes)
+  progress(span.length)
+}
+
+/** @param {Span} span @param {number} got */
+function shortRead(span, got) {
+  return new SafetensorsError('ShortRead',
+    `asked for ${span.length} bytes at offset ${span.offset}, the source gave ${got}`,
+    { offset: span.offset + got })
+}
+
+/**
+ * Reads every target into the heap. Rejects with the first failure; the caller frees.
+ * @param {any} core
+ * @param {import('./sources.js').ByteSource} source
+ * @param {Target[]} targets
+ * @param {ReadOptions} [options]
+ */
+export async function readTargets(core, source, targets, options = {}) {
+  const { signal, onProgress } = options
+  throwIfAborted(signal)
+  const mergeGap = source.readInto && !source.stream ? 0 : (options.mergeGap ?? source.defaultMergeGap ?? 0)
+  const spans = planSpans(targets, mergeGap)
+  const total = spans.reduce((sum, s) => sum + s.length, 0)
+  let loaded = 0
+  /** @param {number} n */
+  const progress = (n) => {
+    loaded += n
+    onProgress?.({ loaded, total })
+  }
+  const concurrency = Math.max(1, options.concurrency ?? source.defaultConcurrency ?? 4)
+  // On the first failure the other reads are cancelled and awaited: the caller frees the
+  // targets' heap memory, so nothing may still be writing into it when this returns.
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', onAbort)
+  /** @type {unknown} */
+  let failure = null
+  let next = 0
+  const worker = async () => {
+    while (failure === null && next < spans.length) {
+      const span = spans[next++]
+      try {
+        await readSpan(core, source, span, { ...options, signal: controller.signal }, progress)
+      } catch (error) {
+        failure ??= error
+        controller.abort(error)
+      }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, spans.length) }, worker))
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+  if (signal?.aborted) throw abortError(signal)
+  if (failure !== null) throw failure
+}

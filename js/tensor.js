@@ -1,0 +1,128 @@
+/**
+ * A tensor whose bytes live on the wasm heap. It owns that allocation: dispose() (or `using`)
+ * frees it, and a FinalizationRegistry frees it if the Tensor is collected first.
+ */
+import { arrayTypeOf, dtypeIndex } from './dtypes.js'
+import { SafetensorsError } from './errors.js'
+import { DISPOSE } from './dispose.js'
+import { heapAlloc, heapView } from './wasm.js'
+
+/** @type {FinalizationRegistry<{ core: any, ptr: number }>} */
+const registry = new FinalizationRegistry(({ core, ptr }) => core._free(ptr))
+
+const STATS_FIELDS = 11  // doubles before the histogram: see st::statsInto
+
+export class Tensor {
+  #core
+  #ptr
+  #byteLength
+
+  /**
+   * @param {any} core
+   * @param {number} ptr heap address, now owned by this tensor
+   * @param {string} name
+   * @param {string} dtype
+   * @param {any[]} shape
+   * @param {number} byteLength
+   */
+  constructor(core, ptr, name, dtype, shape, byteLength) {
+    this.#core = core
+    this.#ptr = ptr
+    this.#byteLength = byteLength
+    /** @readonly */ this.name = name
+    /** @readonly */ this.dtype = dtype
+    /** @readonly */ this.shape = shape
+    registry.register(this, { core, ptr }, this)
+  }
+
+  get byteLength() { return this.#byteLength }
+
+  /** Number of elements (C64 counts one per complex value). */
+  get elementCount() {
+    let n = 1
+    for (const d of this.shape) n *= Number(d)
+    return n
+  }
+
+  #live() {
+    if (this.#ptr === 0)
+      throw new SafetensorsError('Disposed', `tensor ${JSON.stringify(this.name)} was disposed`, { tensor: this.name })
+    return this.#ptr
+  }
+
+  /**
+   * A typed view of the bytes in wasm memory, made anew on each access so it is right after
+   * the heap grows. Do not keep it across calls that may allocate: a kept view is detached by
+   * growth and then reads as empty.
+   */
+  get data() {
+    const ptr = this.#live()
+    const { ctor } = arrayTypeOf(this.dtype)
+    return new ctor(this.#core.HEAPU8.buffer, ptr, this.#byteLength / ctor.BYTES_PER_ELEMENT)
+  }
+
+  /** The raw bytes, as a view of wasm memory (same lifetime rules as `data`). */
+  get bytes() {
+    return heapView(this.#core, this.#live(), this.#byteLength)
+  }
+
+  /** A copy of `data` in ordinary JS memory, independent of this tensor's lifetime. */
+  copy() {
+    return this.data.slice()
+  }
+
+  /**
+   * The values as float32, converted in C++ (C64: interleaved real, imaginary).
+   * @returns {Float32Array}
+   */
+  toFloat32() {
+    const src = this.#live()
+    const elements = this.elementCount
+    const count = this.dtype === 'C64' ? elements * 2 : elements
+    const dst = heapAlloc(this.#core, count * 4)
+    try {
+      if (!this.#core.toFloat32(dtypeIndex(this.dtype), src, elements, dst))
+        throw new SafetensorsError('UnsupportedDtype',
+          `${this.dtype} has no float32 form (its bit packing is not fixed): use .bytes`, { tensor: this.name })
+      return new Float32Array(this.#core.HEAPU8.buffer, dst, count).slice()
+    } finally {
+      this.#core._free(dst)
+    }
+  }
+
+  /**
+   * Statistics over the finite values, computed in C++ without a copy of the data.
+   * @param {{ bins?: number }} [options]
+   */
+  stats(options = {}) {
+    const bins = options.bins ?? 64
+    if (!Number.isInteger(bins) || bins < 0 || bins > 1 << 20)
+      throw new SafetensorsError('InvalidArgument', `bins must be an integer from 0 to 2^20, got ${bins}`)
+    const src = this.#live()
+    const out = heapAlloc(this.#core, (STATS_FIELDS + bins) * 8)
+    try {
+      if (!this.#core.statsInto(dtypeIndex(this.dtype), src, this.elementCount, bins, out))
+        throw new SafetensorsError('UnsupportedDtype', `${this.dtype} values cannot be summarised`, { tensor: this.name })
+      const v = new Float64Array(this.#core.HEAPU8.buffer, out, STATS_FIELDS + bins)
+      return {
+        count: v[0], finiteCount: v[1], nanCount: v[2], infCount: v[3], zeroCount: v[4],
+        min: v[5], max: v[6], mean: v[7], std: v[8],
+        histogram: { min: v[9], max: v[10], counts: Array.from(v.subarray(STATS_FIELDS)) },
+      }
+    } finally {
+      this.#core._free(out)
+    }
+  }
+
+  /** Frees the heap memory. Further use throws; disposing twice is harmless. */
+  dispose() {
+    if (this.#ptr === 0) return
+    registry.unregister(this)
+    this.#core._free(this.#ptr)
+    this.#ptr = 0
+  }
+
+  [DISPOSE]() { this.dispose() }
+
+  get disposed() { return this.#ptr === 0 }
+}

@@ -1,0 +1,195 @@
+/**
+ * Writing safetensors files. The C++ core plans the layout and writes the header bytes (the
+ * reference's exact bytes); tensor data never passes through the core: `serialize` copies each
+ * tensor once into the exact-size output, `serializeStream` hands out the caller's own bytes.
+ */
+import { dtypeIndex } from './dtypes.js'
+import { SafetensorsError, fromCoreError } from './errors.js'
+import { Tensor } from './tensor.js'
+import { heapAlloc, heapView, loadCore } from './wasm.js'
+
+/**
+ * @typedef {ArrayBufferView | ArrayBuffer} TensorData
+ * @typedef {{ dtype: string, shape: ArrayLike<number | bigint>, data: TensorData }} TensorLike
+ * @typedef {Record<string, TensorLike> | Map<string, TensorLike | Tensor> | Iterable<[string, TensorLike | Tensor]> | Iterable<Tensor>} TensorsInput
+ * @typedef {{ metadata?: Record<string, string> | null }} WriteOptions
+ * @typedef {{ name: string, dtype: string, shape: (number | bigint)[], bytes: () => Uint8Array, byteLength: number }} Entry
+ */
+
+const encoder = new TextEncoder()
+
+/**
+ * @param {string} name
+ * @param {TensorLike | Tensor} value
+ * @returns {Entry}
+ */
+function toEntry(name, value) {
+  if (value instanceof Tensor) {
+    return { name, dtype: value.dtype, shape: [...value.shape], byteLength: value.byteLength, bytes: () => value.bytes }
+  }
+  if (typeof value !== 'object' || value === null)
+    throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(name)} is not { dtype, shape, data }`, { tensor: name })
+  const { data } = value
+  /** @type {Uint8Array} */
+  let bytes
+  if (data instanceof ArrayBuffer) bytes = new Uint8Array(data)
+  else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  else throw new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(name)} is not a TypedArray, DataView or ArrayBuffer`, { tensor: name })
+  return { name, dtype: value.dtype, shape: Array.from(value.shape ?? []), byteLength: bytes.byteLength, bytes: () => bytes }
+}
+
+/**
+ * @param {TensorsInput} tensors
+ * @returns {Entry[]}
+ */
+export function toEntries(tensors) {
+  /** @type {Entry[]} */
+  const entries = []
+  if (tensors instanceof Map) {
+    for (const [name, value] of tensors) entries.push(toEntry(name, value))
+  } else if (typeof (/** @type {any} */ (tensors))[Symbol.iterator] === 'function') {
+    for (const item of /** @type {Iterable<any>} */ (tensors)) {
+      if (item instanceof Tensor) entries.push(toEntry(item.name, item))
+      else if (Array.isArray(item) && item.length === 2) entries.push(toEntry(item[0], item[1]))
+      else throw new SafetensorsError('InvalidArgument', 'an iterable of tensors holds Tensor objects or [name, tensor] pairs')
+    }
+  } else if (typeof tensors === 'object' && tensors !== null) {
+    for (const [name, value] of Object.entries(tensors)) entries.push(toEntry(name, value))
+  } else {
+    throw new SafetensorsError('InvalidArgument', 'tensors must be an object, a Map or an iterable')
+  }
+  return entries
+}
+
+/**
+ * A flat heap layout of the tensor table for st::WritePlanner (see writer.hpp FlatWriteInput).
+ * @param {Entry[]} entries
+ * @param {Record<string, string> | null | undefined} metadata
+ */
+function flatten(entries, metadata) {
+  const names = entries.map((e) => encoder.encode(e.name))
+  const dtypes = entries.map((e) => {
+    const i = dtypeIndex(e.dtype)
+    if (i < 0) throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has unknown dtype ${JSON.stringify(e.dtype)}`, { tensor: e.name })
+    return i
+  })
+  const dims = []
+  for (const e of entries) {
+    for (const d of e.shape) {
+      const ok = typeof d === 'bigint' ? d >= 0n && d < 2n ** 64n : Number.isSafeInteger(d) && d >= 0
+      if (!ok) throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has dimension ${String(d)}: dimensions are non-negative integers`, { tensor: e.name })
+      dims.push(BigInt(d))
+    }
+  }
+  /** @type {Uint8Array[]} */
+  const metaStrings = []
+  if (metadata) {
+    for (const [k, v] of Object.entries(metadata)) {
+      if (typeof v !== 'string') throw new SafetensorsError('InvalidHeaderDeserialization', `metadata value of ${JSON.stringify(k)} is ${typeof v}, not a string`)
+      metaStrings.push(encoder.encode(k), encoder.encode(v))
+    }
+  }
+  return { names, dtypes, dims, metaStrings }
+}
+
+/**
+ * Plans the file: header bytes (a JS copy), the write order, and the file length.
+ * @param {Entry[]} entries
+ * @param {Record<string, string> | null | undefined} metadata
+ * @returns {Promise<{ header: Uint8Array, order: Entry[], fileLength: number }>}
+ */
+export async function planFile(entries, metadata) {
+  if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata)))
+    throw new SafetensorsError('InvalidHeaderDeserialization', 'metadata must be an object of strings, or null')
+  const core = await loadCore()
+  const { names, dtypes, dims, metaStrings } = flatten(entries, metadata)
+  const n = entries.length
+  const nameBytes = names.reduce((s, b) => s + b.length, 0)
+  const metaBytes = metaStrings.reduce((s, b) => s + b.length, 0)
+  // One block: 8-byte arrays first so every array is aligned to its element size.
+  const layout = { dims: 0, byteLengths: dims.length * 8 }
+  const nameLengthsAt = layout.byteLengths + n * 8
+  const ranksAt = nameLengthsAt + n * 4
+  const metaLengthsAt = ranksAt + n * 4
+  const dtypesAt = metaLengthsAt + metaStrings.length * 4
+  const namesAt = dtypesAt + n
+  const metaAt = namesAt + nameBytes
+  const size = metaAt + metaBytes
+  const block = heapAlloc(core, size)
+  const planner = new core.WritePlanner()
+  try {
+    const buffer = core.HEAPU8.buffer
+    const dimView = new BigUint64Array(buffer, block, dims.length)
+    dims.forEach((d, i) => { dimView[i] = d })
+    const lengths = new Float64Array(n)
+    const lenView = new BigUint64Array(buffer, block + layout.byteLengths, n)
+    entries.forEach((e, i) => { lenView[i] = BigInt(e.byteLength); lengths[i] = e.byteLength })
+    new Uint32Array(buffer, block + nameLengthsAt, n).set(names.map((b) => b.length))
+    new Uint32Array(buffer, block + ranksAt, n).set(entries.map((e) => e.shape.length))
+    new Uint32Array(buffer, block + metaLengthsAt, metaStrings.length).set(metaStrings.map((b) => b.length))
+    new Uint8Array(buffer, block + dtypesAt, n).set(dtypes)
+    let at = block + namesAt
+    for (const b of names) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
+    at = block + metaAt
+    for (const b of metaStrings) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
+    const ok = planner.plan(n, block + namesAt, block + nameLengthsAt, block + dtypesAt, block + ranksAt,
+      block, block + layout.byteLengths, metadata !== undefined && metadata !== null, metaStrings.length / 2,
+      block + metaAt, block + metaLengthsAt)
+    if (!ok) throw fromCoreError(planner.error())
+    const header = heapView(core, planner.header(), planner.headerLength()).slice()
+    const orderView = new Uint32Array(core.HEAPU8.buffer, planner.order(), n)
+    const order = Array.from(orderView, (i) => entries[i])
+    return { header, order, fileLength: planner.fileLength() }
+  } finally {
+    planner.delete()
+    core._free(block)
+  }
+}
+
+/**
+ * Serializes tensors to one Uint8Array of exactly the file's size; each tensor's bytes are
+ * copied once, into it.
+ * @param {TensorsInput} tensors
+ * @param {WriteOptions} [options]
+ * @returns {Promise<Uint8Array>}
+ */
+export async function serialize(tensors, options = {}) {
+  const { header, order, fileLength } = await planFile(toEntries(tensors), options.metadata)
+  const out = new Uint8Array(fileLength)
+  out.set(header, 0)
+  let at = header.length
+  for (const e of order) {
+    out.set(e.bytes(), at)
+    at += e.byteLength
+  }
+  return out
+}
+
+/**
+ * A stream of the file: the header, then each tensor's own bytes as they are (no copy).
+ * Validation happens before the stream is returned: a bad input rejects here, not mid-stream.
+ * The caller must keep the tensors' buffers unchanged until the stream is consumed.
+ * @param {TensorsInput} tensors
+ * @param {WriteOptions} [options]
+ * @returns {Promise<ReadableStream<Uint8Array>>}
+ */
+export async function serializeStream(tensors, options = {}) {
+  const { header, order } = await planFile(toEntries(tensors), options.metadata)
+  let next = -1
+  return new ReadableStream({
+    pull(controller) {
+      // Heap tensors' views are taken here, at the moment they are handed out.
+      if (next === -1) controller.enqueue(header)
+      else if (next < order.length) {
+        const e = order[next]
+        if (e.bytes().byteLength !== e.byteLength) {
+          controller.error(new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(e.name)} changed size (detached?) while streaming`, { tensor: e.name }))
+          return
+        }
+        if (e.byteLength > 0) controller.enqueue(e.bytes())
+      }
+      next++
+      if (next > order.length) controller.close()
+    },
+  }, { highWaterMark: 0 })
+}

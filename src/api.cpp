@@ -1,0 +1,110 @@
+#include "api.hpp"
+
+#include <utility>
+
+#include "convert.hpp"
+#include "stats.hpp"
+
+namespace st {
+
+ErrorInfo toErrorInfo(const Error& e) {
+  ErrorInfo info;
+  info.code = errorCodeName(e.code);
+  info.tensor = e.tensor;
+  info.message = e.message;
+  info.offset = static_cast<double>(e.offset);
+  return info;
+}
+
+double ParsedFile::readHeaderLength(uintptr_t prefix, uint32_t available, double fileLength) {
+  uint64_t n = 0;
+  error_ = st::readHeaderLength(reinterpret_cast<const uint8_t*>(prefix), available,
+                                static_cast<uint64_t>(fileLength), n);
+  return error_ ? -1 : static_cast<double>(n);
+}
+
+bool ParsedFile::parse(uintptr_t json, uint32_t length, double fileLength) {
+  error_ = parseHeader(reinterpret_cast<const uint8_t*>(json), length,
+                       static_cast<uint64_t>(fileLength), header_);
+  if (error_) header_ = Header{};
+  return !error_;
+}
+
+bool toFloat32At(uint32_t dtype, uintptr_t src, double elements, uintptr_t dst) {
+  if (dtype >= kDtypeCount) return false;
+  return toFloat32(static_cast<Dtype>(dtype), reinterpret_cast<const uint8_t*>(src),
+                   static_cast<uint64_t>(elements), reinterpret_cast<float*>(dst));
+}
+
+void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst) {
+  const float* in = reinterpret_cast<const float*>(src);
+  uint16_t* out = reinterpret_cast<uint16_t*>(dst);
+  if (toBf16)
+    float32ToBf16(in, static_cast<uint64_t>(n), out);
+  else
+    float32ToF16(in, static_cast<uint64_t>(n), out);
+}
+
+bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out) {
+  if (dtype >= kDtypeCount) return false;
+  Stats s;
+  if (!computeStats(static_cast<Dtype>(dtype), reinterpret_cast<const uint8_t*>(data),
+                    static_cast<uint64_t>(elements), bins, s))
+    return false;
+  double* o = reinterpret_cast<double*>(out);
+  const double fields[] = {double(s.count), double(s.finiteCount), double(s.nanCount),
+                           double(s.infCount), double(s.zeroCount), s.min, s.max, s.mean, s.std,
+                           s.histogramMin, s.histogramMax};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) o[i] = fields[i];
+  for (uint32_t i = 0; i < bins; ++i) o[11 + i] = double(s.histogram[i]);
+  return true;
+}
+
+bool SlicePlanner::plan(uint32_t dtype, uintptr_t dims, uint32_t rank, double absoluteBegin,
+                        std::string spec) {
+  ranges_.clear();
+  if (dtype >= kDtypeCount) {
+    error_ = makeError(ErrorCode::InvalidSlice, 0, "unknown dtype index " + std::to_string(dtype));
+    return false;
+  }
+  // A one-tensor table whose data starts at absoluteBegin: offsets come out absolute.
+  Header header;
+  const uint64_t* shape = reinterpret_cast<const uint64_t*>(dims);
+  header.dims.assign(shape, shape + rank);
+  TensorInfo tensor;
+  tensor.dtype = static_cast<Dtype>(dtype);
+  tensor.rank = rank;
+  header.headerLength = static_cast<uint64_t>(absoluteBegin) - 8;
+  std::vector<SliceIndexer> indexers;
+  error_ = parseSliceSpec(spec, indexers);
+  if (!error_) error_ = planSlice(header, tensor, indexers.data(), indexers.size(), plan_);
+  if (error_) return false;
+  ranges_.reserve(plan_.ranges.size() * 2);
+  for (const ByteRange& r : plan_.ranges) {
+    ranges_.push_back(static_cast<double>(r.begin));
+    ranges_.push_back(static_cast<double>(r.end - r.begin));
+  }
+  return true;
+}
+
+bool WritePlanner::plan(uint32_t tensorCount, uintptr_t names, uintptr_t nameLengths,
+                        uintptr_t dtypes, uintptr_t ranks, uintptr_t dims, uintptr_t byteLengths,
+                        bool hasMetadata, uint32_t metadataCount, uintptr_t metadataStrings,
+                        uintptr_t metadataLengths) {
+  FlatWriteInput in;
+  in.tensorCount = tensorCount;
+  in.names = reinterpret_cast<const char*>(names);
+  in.nameLengths = reinterpret_cast<const uint32_t*>(nameLengths);
+  in.dtypes = reinterpret_cast<const uint8_t*>(dtypes);
+  in.ranks = reinterpret_cast<const uint32_t*>(ranks);
+  in.dims = reinterpret_cast<const uint64_t*>(dims);
+  in.byteLengths = reinterpret_cast<const uint64_t*>(byteLengths);
+  in.hasMetadata = hasMetadata;
+  in.metadataCount = metadataCount;
+  in.metadataStrings = reinterpret_cast<const char*>(metadataStrings);
+  in.metadataLengths = reinterpret_cast<const uint32_t*>(metadataLengths);
+  error_ = planWriteFlat(in, plan_);
+  return !error_;
+}
+
+}  // namespace st

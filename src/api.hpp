@@ -1,0 +1,104 @@
+// The surface the JS layer calls, in plain types that cross the Embind boundary cheaply:
+// pointers into the wasm heap as uintptr_t, 64-bit sizes as double (JS Numbers; the JS side
+// checks Number.isSafeInteger before passing them), results as pointers to tables whose
+// layout is fixed below, so JS reads 10,000 tensors without 10,000 calls.
+//
+// Memory: a ParsedFile owns its tables; pointers it returns stay valid until the next call
+// that changes it or until it is deleted. Every buffer passed in is owned by the caller.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "header.hpp"
+#include "slice.hpp"
+#include "writer.hpp"
+
+namespace st {
+
+// What JS turns into a SafetensorsError.
+struct ErrorInfo {
+  std::string code;  // the reference's variant name, "Ok" when there was no error
+  std::string tensor;
+  std::string message;
+  double offset = 0;
+};
+
+ErrorInfo toErrorInfo(const Error& e);
+
+class ParsedFile {
+ public:
+  // Rules 1-3: the first `available` bytes at `prefix`. Returns N, or -1 with error() set.
+  double readHeaderLength(uintptr_t prefix, uint32_t available, double fileLength);
+  // Rules 4-10 over the N header bytes at `json`. False with error() set.
+  bool parse(uintptr_t json, uint32_t length, double fileLength);
+  ErrorInfo error() const { return toErrorInfo(error_); }
+
+  double headerLength() const { return static_cast<double>(header_.headerLength); }
+  uint32_t tensorCount() const { return static_cast<uint32_t>(header_.tensors.size()); }
+  // TensorInfo[tensorCount] in file order; layout: see the static_asserts in bindings.cpp.
+  uintptr_t tensorTable() const { return reinterpret_cast<uintptr_t>(header_.tensors.data()); }
+  uintptr_t strings() const { return reinterpret_cast<uintptr_t>(header_.strings.data()); }
+  uint32_t stringsLength() const { return static_cast<uint32_t>(header_.strings.size()); }
+  uintptr_t dims() const { return reinterpret_cast<uintptr_t>(header_.dims.data()); }
+  bool hasMetadata() const { return header_.hasMetadata; }
+  uint32_t metadataCount() const { return static_cast<uint32_t>(header_.metadata.size()); }
+  // MetadataEntry[metadataCount]: four uint32 each (key offset, key length, value offset,
+  // value length) into strings().
+  uintptr_t metadataTable() const { return reinterpret_cast<uintptr_t>(header_.metadata.data()); }
+
+  const Header& header() const { return header_; }
+
+ private:
+  Header header_;
+  Error error_;
+};
+
+// Decodes `elements` of dtype (the Dtype enum value) at src into floats at dst (see
+// convert.hpp for how many). False for dtypes without a float32 form.
+bool toFloat32At(uint32_t dtype, uintptr_t src, double elements, uintptr_t dst);
+
+// Casts n float32 at src to BF16 (toBf16) or F16 at dst, round to nearest even.
+void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst);
+
+// Stats of `elements` of dtype at data into 11 + bins doubles at out: count, finiteCount,
+// nanCount, infCount, zeroCount, min, max, mean, std, histogramMin, histogramMax, then the
+// bin counts. False for dtypes without values (F6).
+bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out);
+
+// Plans the byte ranges of a slice of one tensor, described by its dtype, its shape (rank
+// uint64 at dims) and the absolute file offset of its first byte.
+class SlicePlanner {
+ public:
+  bool plan(uint32_t dtype, uintptr_t dims, uint32_t rank, double absoluteBegin, std::string spec);
+  ErrorInfo error() const { return toErrorInfo(error_); }
+  uint32_t rank() const { return static_cast<uint32_t>(plan_.shape.size()); }
+  uintptr_t shape() const { return reinterpret_cast<uintptr_t>(plan_.shape.data()); }  // uint64[rank]
+  double byteLength() const { return static_cast<double>(plan_.byteLength); }
+  uint32_t rangeCount() const { return static_cast<uint32_t>(ranges_.size() / 2); }
+  // double[2 * rangeCount]: absolute offset and length of each range, in output order.
+  uintptr_t ranges() const { return reinterpret_cast<uintptr_t>(ranges_.data()); }
+
+ private:
+  SlicePlan plan_;
+  std::vector<double> ranges_;
+  Error error_;
+};
+
+// Plans a file from flat arrays (see FlatWriteInput in writer.hpp).
+class WritePlanner {
+ public:
+  bool plan(uint32_t tensorCount, uintptr_t names, uintptr_t nameLengths, uintptr_t dtypes,
+            uintptr_t ranks, uintptr_t dims, uintptr_t byteLengths, bool hasMetadata,
+            uint32_t metadataCount, uintptr_t metadataStrings, uintptr_t metadataLengths);
+  ErrorInfo error() const { return toErrorInfo(error_); }
+  uintptr_t header() const { return reinterpret_cast<uintptr_t>(plan_.header.data()); }
+  uint32_t headerLength() const { return static_cast<uint32_t>(plan_.header.size()); }
+  uintptr_t order() const { return reinterpret_cast<uintptr_t>(plan_.order.data()); }  // uint32[count]
+  double fileLength() const { return static_cast<double>(plan_.fileLength); }
+
+ private:
+  WritePlan plan_;
+  Error error_;
+};
+
+}  // namespace st
