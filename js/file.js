@@ -155,7 +155,7 @@ export class SafetensorsFile {
   async slice(name, spec, options = {}) {
     this.#open()
     const index = this.#table.require(name)
-    const plan = this.#planSlice(index, specText(spec))
+    const plan = this.#planSlice(index, specText(spec, name))
     const ptr = heapAlloc(this.#core, plan.byteLength)
     try {
       const targets = []
@@ -189,12 +189,10 @@ export class SafetensorsFile {
         dimWords[2 * i] = Number(big & 0xffffffffn)
         dimWords[2 * i + 1] = Number(big >> 32n)
       })
-      const ok = planner.plan(dtypeIndex(this.#table.dtype(index)), dims, shape.length,
+      const ok = planner.plan(this.#table.names[index], dtypeIndex(this.#table.dtype(index)), dims, shape.length,
         this.#table.byteOffset(index), spec)
       if (!ok) {
-        const error = fromCoreError(planner.error())
-        error.tensor ??= this.#table.names[index]
-        throw error
+        throw fromCoreError(planner.error())
       }
       const rangeWords = new Float64Array(core.HEAPU8.buffer, planner.ranges(), planner.rangeCount() * 2)
       /** @type {[number, number][]} */
@@ -222,16 +220,17 @@ export class SafetensorsFile {
 
 /**
  * @param {string | Array<number | [number | null, number | null] | null>} spec
+ * @param {string} tensor
  * @returns {string}
  */
-function specText(spec) {
+function specText(spec, tensor) {
   if (typeof spec === 'string') return spec
   if (!Array.isArray(spec))
-    throw new SafetensorsError('InvalidSlice', 'a slice is a string like "0, 2:5" or an array like [0, [2, 5]]')
+    throw new SafetensorsError('InvalidSlice', 'a slice is a string like "0, 2:5" or an array like [0, [2, 5]]', { tensor })
   return spec.map((s) => {
     if (s === null) return ':'
     if (Array.isArray(s)) return `${s[0] ?? ''}:${s[1] ?? ''}`
     if (Number.isInteger(s)) return String(s)
-    throw new SafetensorsError('InvalidSlice', `slice element ${JSON.stringify(s)} is not an integer, [start, stop] or null`)
+    throw new SafetensorsError('InvalidSlice', `slice element ${JSON.stringify(s)} is not an integer, [start, stop] or null`, { tensor })
   }).join(',')
 }

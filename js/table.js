@@ -47,8 +47,10 @@ export class TensorTable {
       const m = new Uint32Array(heap.slice(parsed.metadataTable(), parsed.metadataTable() + parsed.metadataCount() * 16))
       /** @type {Record<string, string>} */
       const metadata = {}
+      // defineProperty, not assignment: a key named "__proto__" must stay an ordinary entry.
       for (let i = 0; i < m.length; i += 4)
-        metadata[this.#string(m[i], m[i + 1])] = this.#string(m[i + 2], m[i + 3])
+        Object.defineProperty(metadata, this.#string(m[i], m[i + 1]),
+          { value: this.#string(m[i + 2], m[i + 3]), enumerable: true, writable: true, configurable: true })
       this.metadata = metadata
     }
     /** @type {string[] | null} */

@@ -178,18 +178,26 @@ export async function serializeStream(tensors, options = {}) {
   let next = -1
   return new ReadableStream({
     pull(controller) {
-      // Heap tensors' views are taken here, at the moment they are handed out.
-      if (next === -1) controller.enqueue(header)
-      else if (next < order.length) {
-        const e = order[next]
-        if (e.bytes().byteLength !== e.byteLength) {
-          controller.error(new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(e.name)} changed size (detached?) while streaming`, { tensor: e.name }))
-          return
-        }
-        if (e.byteLength > 0) controller.enqueue(e.bytes())
+      if (next === -1) {
+        controller.enqueue(header)
+        next = 0
+        return
       }
-      next++
-      if (next > order.length) controller.close()
+      // Every pull must enqueue or close: a pull that does neither is never called again and
+      // the stream stalls. Zero-size tensors add no bytes, so they are skipped here.
+      while (next < order.length && order[next].byteLength === 0) next++
+      if (next === order.length) {
+        controller.close()
+        return
+      }
+      const e = order[next++]
+      // Heap tensors' views are taken here, at the moment they are handed out.
+      const bytes = e.bytes()
+      if (bytes.byteLength !== e.byteLength) {
+        controller.error(new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(e.name)} changed size (detached?) while streaming`, { tensor: e.name }))
+        return
+      }
+      controller.enqueue(bytes)
     },
   }, { highWaterMark: 0 })
 }

@@ -60,24 +60,34 @@ bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, u
   return true;
 }
 
-bool SlicePlanner::plan(uint32_t dtype, uintptr_t dims, uint32_t rank, double absoluteBegin,
-                        std::string spec) {
+bool SlicePlanner::plan(std::string name, uint32_t dtype, uintptr_t dims, uint32_t rank,
+                        double absoluteBegin, std::string spec) {
   ranges_.clear();
   if (dtype >= kDtypeCount) {
     error_ = makeError(ErrorCode::InvalidSlice, 0, "unknown dtype index " + std::to_string(dtype));
     return false;
   }
-  // A one-tensor table whose data starts at absoluteBegin: offsets come out absolute.
+  // A one-tensor table whose data starts at absoluteBegin, so offsets come out absolute. The
+  // tensor comes from a validated header: its byte length cannot overflow.
   Header header;
   const uint64_t* shape = reinterpret_cast<const uint64_t*>(dims);
   header.dims.assign(shape, shape + rank);
+  header.strings = std::move(name);
+  header.headerLength = static_cast<uint64_t>(absoluteBegin) - 8;
   TensorInfo tensor;
   tensor.dtype = static_cast<Dtype>(dtype);
   tensor.rank = rank;
-  header.headerLength = static_cast<uint64_t>(absoluteBegin) - 8;
+  tensor.name = {0, static_cast<uint32_t>(header.strings.size())};
+  tensor.end = header.elementCount(tensor) * dtypeBits(tensor.dtype) / 8;
   std::vector<SliceIndexer> indexers;
   error_ = parseSliceSpec(spec, indexers);
-  if (!error_) error_ = planSlice(header, tensor, indexers.data(), indexers.size(), plan_);
+  if (error_) {
+    // The spec parser knows no tensor: place its error at the tensor the spec was meant for.
+    error_.tensor = header.strings;
+    error_.offset = header.dataOffset();
+  } else {
+    error_ = planSlice(header, tensor, indexers.data(), indexers.size(), plan_);
+  }
   if (error_) return false;
   ranges_.reserve(plan_.ranges.size() * 2);
   for (const ByteRange& r : plan_.ranges) {

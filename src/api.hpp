@@ -65,11 +65,12 @@ void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst);
 // bin counts. False for dtypes without values (F6).
 bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out);
 
-// Plans the byte ranges of a slice of one tensor, described by its dtype, its shape (rank
-// uint64 at dims) and the absolute file offset of its first byte.
+// Plans the byte ranges of a slice of one tensor of a validated file, described by its name,
+// dtype, shape (rank uint64 at dims) and the absolute file offset of its first byte.
 class SlicePlanner {
  public:
-  bool plan(uint32_t dtype, uintptr_t dims, uint32_t rank, double absoluteBegin, std::string spec);
+  bool plan(std::string name, uint32_t dtype, uintptr_t dims, uint32_t rank, double absoluteBegin,
+            std::string spec);
   ErrorInfo error() const { return toErrorInfo(error_); }
   uint32_t rank() const { return static_cast<uint32_t>(plan_.shape.size()); }
   uintptr_t shape() const { return reinterpret_cast<uintptr_t>(plan_.shape.data()); }  // uint64[rank]
