@@ -50,8 +50,40 @@ export interface ReadOptions {
   concurrency?: number
 }
 
-export interface OpenOptions {
+/**
+ * Options for URLs (ranged HTTP reading). Defaults: initialFetchSize 256 KiB, mergeGap 512 KiB,
+ * concurrency 6, retries 3 (retryDelay 250 ms, doubling), wholeFileThreshold 8 MiB.
+ */
+export interface HttpOptions {
+  /** The fetch to use (default: globalThis.fetch): a proxy, a mock, an instrumented fetch. */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>
+  /** Sent with every request, e.g. { Authorization: 'Bearer hf_...' }. */
+  headers?: HeadersInit
+  /** Spread into every request (credentials, cache, mode...); method and signal are ours. */
+  requestInit?: RequestInit
+  /** Aborts opening (the first request, the header and, for an index, the index itself). */
   signal?: AbortSignal
+  /** P: the first request asks for bytes 0..P-1 (at least 8). The header of most files fits. */
+  initialFetchSize?: number
+  /** Default for reads: requests in flight at once. */
+  concurrency?: number
+  /** Default for reads: ranges closer than this many bytes are one request. */
+  mergeGap?: number
+  /** Retries of a transient failure (network error, 408, 429, 5xx, a body cut short) per read. */
+  retries?: number
+  /** First backoff in ms, doubled per retry (capped at 8 s, jittered); Retry-After wins. */
+  retryDelay?: number
+  /** A server that ignores Range on a file over wholeFileThreshold: read it anyway, each read
+   * streaming from the start of the file (default false: RangeNotSupported). */
+  allowFullDownload?: boolean
+  /** A server that ignores Range: files up to this many bytes are kept whole in memory. */
+  wholeFileThreshold?: number
+  /** Send a strong ETag as If-Range (default: true, except cross-origin in a browser, where
+   * it would cost a CORS preflight; validators are compared on every response either way). */
+  ifRange?: boolean
+}
+
+export interface OpenOptions extends HttpOptions {
   [option: string]: unknown
 }
 
@@ -127,9 +159,62 @@ export declare class SafetensorsFile {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+export interface ShardTensorInfo extends TensorInfo {
+  /** The shard's path as the index writes it; byteOffset is within that shard. */
+  shard: string
+}
+
+/**
+ * A sharded checkpoint opened from its `*.index.json`. Names come from the index alone; a
+ * shard's header is fetched the first time one of its tensors (or its info) is needed.
+ */
+export declare class ShardedFile {
+  /** The index's "metadata" object as written (e.g. { total_size: 4305 }), or null. */
+  readonly metadata: Record<string, unknown> | null
+  /** Tensor names, grouped by shard (shards in path order), in index order within a shard. */
+  readonly names: string[]
+  /** Shard paths relative to the index, sorted. */
+  readonly shards: string[]
+  /** Sum of the shard files' lengths once every shard header is loaded, else null. */
+  readonly byteLength: number | null
+  /** The shard path of a tensor, from the index. */
+  shardOf(name: string): string
+  /** A shard as a SafetensorsFile (its own header, metadata and byteLength). */
+  shard(path: string, options?: { signal?: AbortSignal }): Promise<SafetensorsFile>
+  /** Fetches every shard header not fetched yet, `concurrency` at a time. */
+  loadHeaders(options?: { signal?: AbortSignal; concurrency?: number }): Promise<void>
+  info(name: string, options?: { signal?: AbortSignal }): Promise<ShardTensorInfo>
+  /** Fetches every shard header. */
+  parameterCount(options?: { signal?: AbortSignal; concurrency?: number }):
+    Promise<{ total: number; byDtype: Partial<Record<Dtype, number>> }>
+  tensor(name: string, options?: ReadOptions): Promise<Tensor>
+  /** Grouped by shard; on failure every tensor already read is disposed. */
+  load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>
+  slice(name: string, spec: SliceSpec, options?: ReadOptions): Promise<Tensor>
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
 export type Source = string | URL | Blob | ArrayBuffer | ArrayBufferView | ByteSource
 
-export declare function open(src: Source, options?: OpenOptions): Promise<SafetensorsFile>
+/** What `open` gives for a source: an `*.index.json` opens a ShardedFile; a string or URL the
+ * type system cannot see the end of may be either. */
+export type Opened<S> =
+  S extends `${string}.index.json` ? ShardedFile
+    : S extends string ? (string extends S ? SafetensorsFile | ShardedFile : SafetensorsFile)
+      : S extends URL ? SafetensorsFile | ShardedFile
+        : SafetensorsFile
+
+export declare function open<S extends Source>(src: S, options?: OpenOptions): Promise<Opened<S>>
+
+/** A file on an HTTP(S) server, after its first ranged request (byteLength known). */
+export interface UrlSource extends ByteSource {
+  readonly url: string
+  /** Bytes of the first answer kept in memory (served without another request). */
+  readonly cachedBytes: number
+  releaseCache(): void
+}
+export declare function urlSource(url: string | URL, options?: HttpOptions): Promise<UrlSource>
 
 export interface TensorLike {
   dtype: Dtype
@@ -155,3 +240,15 @@ export declare function serializeStream(tensors: TensorsInput, options?: WriteOp
 
 export declare function bytesSource(bytes: ArrayBuffer | ArrayBufferView): ByteSource
 export declare function blobSource(blob: Blob): ByteSource
+
+/**
+ * Casts a tensor to F32, BF16 or F16 in the wasm core, each value rounded once to nearest, ties
+ * to even (overflow to infinity, NaN stays NaN with its sign). To F32: any dtype but C64 and
+ * F6. To BF16 / F16: F32, F64, and the dtypes exact in float32 (F16, BF16, F8_*, F4, BOOL, 8-
+ * and 16-bit ints); 32- and 64-bit ints go to F32 only. The result lives in JS memory,
+ * independent of the input, and is ready for serialize: data is a Float32Array for F32, a
+ * Uint16Array for BF16, and for F16 what Tensor.data uses (Float16Array where the platform has
+ * it, else Uint16Array). Casting to the tensor's own dtype copies it.
+ */
+export declare function castTensor<D extends 'F32' | 'BF16' | 'F16'>(tensor: TensorLike | Tensor, dtype: D):
+  Promise<{ dtype: D; shape: Shape; data: D extends 'F32' ? Float32Array : Uint16Array }>

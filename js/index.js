@@ -1,20 +1,30 @@
 /**
  * safetensors-wasm, browser (and any platform) entry. Node adds file paths: see node.js.
  */
+import { httpUrl, resolveUrl } from './http.js'
 import { openAny } from './open.js'
+import { openIndexUrl } from './sharded.js'
 
 export { SafetensorsError } from './errors.js'
 export { SafetensorsFile } from './file.js'
+export { ShardedFile } from './sharded.js'
 export { Tensor } from './tensor.js'
 export { bytesSource, blobSource } from './sources.js'
+export { urlSource } from './http.js'
 export { DTYPES } from './dtypes.js'
 
 /**
- * Opens a safetensors file and parses its header; tensors are read on demand.
+ * Opens a safetensors file and parses its header; tensors are read on demand. A URL ending in
+ * `.index.json` opens a sharded set (ShardedFile). In a page, relative URLs resolve against it.
  * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
+ * @returns {Promise<import('./file.js').SafetensorsFile | import('./sharded.js').ShardedFile>}
  */
 export function open(src, options = {}) {
-  return openAny(src, options, [])
+  const base = /** @type {{ href?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.href
+  const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, base) : null
+  if (url?.pathname.endsWith('.index.json')) return openIndexUrl(url, options)
+  return openAny(url ?? src, options, [resolveUrl])
 }
 export { serialize, serializeStream } from './writer.js'
+export { castTensor } from './cast.js'

@@ -1,4 +1,5 @@
-// Types for the Node entry: everything in index.d.ts, plus file paths and writeFile.
+// Types for the Node entry: everything in index.d.ts, plus file paths and writeFile. `open` also
+// takes a path (a `*.index.json` path opens a ShardedFile whose shards must sit in its folder).
 export * from './index.js'
 import type { ByteSource, TensorsInput, WriteOptions, Progress } from './index.js'
 

@@ -1,0 +1,392 @@
+/**
+ * Sharded checkpoints: a `*.safetensors.index.json` ({ metadata, weight_map: { tensor: shard } })
+ * opened as one file. Names come from the weight_map alone; a shard's header is fetched only when
+ * one of its tensors (or its info) is needed, once, and shared by concurrent callers.
+ *
+ * Shard paths must be relative paths inside the index's folder: no scheme or absolute path, no
+ * backslash, no `.`/`..` segment (also percent-encoded), no `?` or `#`, no empty segment.
+ * Anything else is refused with UnsafeShardPath before any request is made.
+ */
+import { ASYNC_DISPOSE } from './dispose.js'
+import { SafetensorsError, abortError, throwIfAborted } from './errors.js'
+import { openSource } from './file.js'
+import { fetchBytes, urlSource } from './http.js'
+
+/** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
+ * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
+const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
+
+/**
+ * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./reader.js').ReadOptions} ReadOptions
+ * @typedef {import('./tensor.js').Tensor} Tensor
+ * @typedef {import('./table.js').TensorInfo & { shard: string }} ShardTensorInfo
+ * @typedef {(shard: string, signal: AbortSignal | undefined) => Promise<SafetensorsFile>} ShardOpener
+ * @typedef {{ metadata: Record<string, unknown> | null, shards: string[], names: string[],
+ *   shardOf(name: string): number | undefined }} ShardIndex
+ */
+
+/** @param {unknown} v @returns {v is Record<string, unknown>} */
+const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * Parses an index. Names are grouped by shard (shards in path order), in weight_map order within
+ * a shard, so that reading them in order visits each shard once.
+ * @param {Uint8Array | string} bytes
+ * @param {string} where the index's path or URL, for messages
+ * @returns {ShardIndex}
+ */
+export function parseIndex(bytes, where) {
+  let json
+  try {
+    json = JSON.parse(typeof bytes === 'string' ? bytes : new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+  } catch (error) {
+    throw new SafetensorsError('InvalidIndex', `${where} is not a JSON index: ${/** @type {Error} */ (error).message}`, { cause: error })
+  }
+  if (!isObject(json) || !isObject(json.weight_map))
+    throw new SafetensorsError('InvalidIndex', `${where} has no "weight_map" object`)
+  const metadata = json.metadata ?? null
+  if (metadata !== null && !isObject(metadata))
+    throw new SafetensorsError('InvalidIndex', `${where}: "metadata" is not an object`)
+  // Objects with 10^5 keys are slow in JS engines: one pass over the keys, no second map.
+  const weightMap = /** @type {Record<string, unknown>} */ (json.weight_map)
+  const keys = Object.keys(weightMap)
+  /** @type {Map<string, number>} */
+  const ids = new Map()
+  for (const name of keys) {
+    const shard = weightMap[name]
+    if (typeof shard !== 'string')
+      throw new SafetensorsError('InvalidIndex', `${where}: the shard of ${JSON.stringify(name)} is not a string`, { tensor: name })
+    if (!ids.has(shard)) {
+      checkShardPath(shard, where)
+      ids.set(shard, 0)
+    }
+  }
+  const shards = [...ids.keys()].sort()
+  shards.forEach((shard, i) => ids.set(shard, i))
+  const shardIds = new Uint32Array(keys.length)
+  const starts = new Uint32Array(shards.length + 1)
+  keys.forEach((name, k) => { starts[(shardIds[k] = /** @type {number} */ (ids.get(/** @type {string} */ (weightMap[name])))) + 1]++ })
+  for (let i = 1; i < starts.length; i++) starts[i] += starts[i - 1]
+  const names = new Array(keys.length)
+  keys.forEach((name, k) => { names[starts[shardIds[k]]++] = name })
+  /** @param {string} name */
+  const shardOf = (name) => (Object.hasOwn(weightMap, name) ? ids.get(/** @type {string} */ (weightMap[name])) : undefined)
+  return { metadata, shards, names, shardOf }
+}
+
+/**
+ * Throws UnsafeShardPath unless `path` is a plain relative path inside the index's folder.
+ * @param {string} path
+ * @param {string} where
+ */
+export function checkShardPath(path, where) {
+  const unsafe = path === '' || /^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('/') ||
+    /[\\?#\0]/.test(path) || path.split('/').some((s) => s === '' || /^(\.|%2e){1,2}$/i.test(s))
+  if (unsafe)
+    throw new SafetensorsError('UnsafeShardPath', `${where}: shard path ${JSON.stringify(path)} is not a relative ` +
+      "path inside the index's folder")
+}
+
+/**
+ * The URL of a shard: relative to the index URL's folder, without the index's query or hash.
+ * @param {URL} indexUrl
+ * @param {string} path a path that passed checkShardPath
+ */
+export function shardUrl(indexUrl, path) {
+  const folder = new URL('.', indexUrl)
+  const url = new URL(path.split('/').map(encodeURIComponent).join('/'), folder)
+  if (url.origin !== folder.origin || !url.pathname.startsWith(folder.pathname))
+    throw new SafetensorsError('UnsafeShardPath', `${indexUrl.href}: shard ${JSON.stringify(path)} resolves outside the index's folder`)
+  return url
+}
+
+/**
+ * Opens a sharded set from the URL of its index (fetched whole, with the same retries as ranges).
+ * Shards are fetched from URLs relative to the index with the same options (headers, fetch...).
+ * @param {URL} url
+ * @param {import('./http.js').HttpOptions & { concurrency?: number }} options
+ */
+export async function openIndexUrl(url, options) {
+  const index = parseIndex(await fetchBytes(url, options), url.href)
+  let kept = 0
+  return new ShardedFile(index, async (shard, signal) => {
+    const source = await urlSource(shardUrl(url, shard), { ...options, signal })
+    try {
+      const file = await openSource(source, { signal, closeSource: true })
+      if (kept + source.cachedBytes <= SHARD_PREFIX_BUDGET) kept += source.cachedBytes
+      else source.releaseCache()
+      return file
+    } catch (error) {
+      source.close()
+      throw error
+    }
+  }, options)
+}
+
+export class ShardedFile {
+  #index
+  #openShard
+  #concurrency
+  /** @type {Map<number, Promise<SafetensorsFile>>} */
+  #pending = new Map()
+  /** @type {Map<number, SafetensorsFile>} */
+  #opened = new Map()
+  #closed = false
+
+  /**
+   * @param {ShardIndex} index
+   * @param {ShardOpener} openShard opens (fetches the header of) one shard
+   * @param {{ concurrency?: number }} [options] shard headers fetched at once by loadHeaders
+   */
+  constructor(index, openShard, options = {}) {
+    this.#index = index
+    this.#openShard = openShard
+    this.#concurrency = Math.max(1, options.concurrency ?? 6)
+  }
+
+  /** The index's own "metadata" object as written (e.g. { total_size: 4305 }), or null. Each
+   * shard's `__metadata__` is on `(await f.shard(path)).metadata`. */
+  get metadata() { return this.#index.metadata }
+
+  /** Tensor names, grouped by shard, from the index alone. */
+  get names() { return this.#index.names.slice() }
+
+  /** Shard paths (relative to the index), sorted. */
+  get shards() { return this.#index.shards.slice() }
+
+  /** Sum of the shards' lengths once every shard header is loaded, else null. */
+  get byteLength() {
+    if (this.#opened.size < this.#index.shards.length) return null
+    let sum = 0
+    for (const file of this.#opened.values()) sum += file.byteLength
+    return sum
+  }
+
+  /** @param {string} name @returns {string} the shard path holding `name` */
+  shardOf(name) { return this.#index.shards[this.#require(name)] }
+
+  /** @param {string} name */
+  #require(name) {
+    const i = this.#index.shardOf(name)
+    if (i === undefined) throw new SafetensorsError('TensorNotFound', `no tensor named ${JSON.stringify(name)} in the index`, { tensor: name })
+    return i
+  }
+
+  #open() {
+    if (this.#closed) throw new SafetensorsError('Closed', 'the file was closed')
+  }
+
+  /**
+   * The shard, opened once (its header fetched) and shared. A caller whose own signal is not
+   * aborted does not inherit another caller's abort: it opens the shard itself.
+   * @param {number} i @param {AbortSignal | undefined} signal
+   * @returns {Promise<SafetensorsFile>}
+   */
+  async #file(i, signal) {
+    for (;;) {
+      this.#open()
+      throwIfAborted(signal)
+      let pending = this.#pending.get(i)
+      if (!pending) {
+        pending = this.#openShard(this.#index.shards[i], signal).then(async (file) => {
+          if (this.#closed) {
+            await file.close()
+            throw new SafetensorsError('Closed', 'the file was closed')
+          }
+          this.#opened.set(i, file)
+          return file
+        }, (error) => {
+          this.#pending.delete(i)
+          throw error
+        })
+        this.#pending.set(i, pending)
+      }
+      try {
+        return await pending
+      } catch (error) {
+        if (/** @type {any} */ (error)?.code !== 'Aborted' || signal?.aborted) throw error
+      }
+    }
+  }
+
+  /**
+   * The shard's own SafetensorsFile (its header fetched if not yet).
+   * @param {string} path a shard path from `shards`
+   * @param {{ signal?: AbortSignal }} [options]
+   */
+  shard(path, options = {}) {
+    const i = this.#index.shards.indexOf(path)
+    if (i < 0) return Promise.reject(new SafetensorsError('NotFound', `no shard ${JSON.stringify(path)} in the index`))
+    return this.#file(i, options.signal)
+  }
+
+  /**
+   * Fetches every shard header not yet fetched, `concurrency` at a time.
+   * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
+   */
+  async loadHeaders(options = {}) {
+    const todo = this.#index.shards.map((_, i) => i).filter((i) => !this.#opened.has(i))
+    await pool(todo, options.concurrency ?? this.#concurrency, options.signal, (i, signal) => this.#file(i, signal))
+  }
+
+  /**
+   * @param {string} name
+   * @param {{ signal?: AbortSignal }} [options]
+   * @returns {Promise<ShardTensorInfo>} the shard's info (offsets within the shard) plus its path
+   */
+  async info(name, options = {}) {
+    const i = this.#require(name)
+    const file = await this.#file(i, options.signal)
+    return { ...this.#inShard(file, i, name), shard: this.#index.shards[i] }
+  }
+
+  /** @param {SafetensorsFile} file @param {number} i @param {string} name */
+  #inShard(file, i, name) {
+    try {
+      return file.info(name)
+    } catch (error) {
+      if (/** @type {any} */ (error)?.code !== 'TensorNotFound') throw error
+      throw new SafetensorsError('TensorNotFound', `the index puts ${JSON.stringify(name)} in ` +
+        `${this.#index.shards[i]}, whose header has no such tensor`, { tensor: name })
+    }
+  }
+
+  /**
+   * Counts the parameters of every tensor in the index (fetches every shard header).
+   * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
+   * @returns {Promise<{ total: number, byDtype: Record<string, number> }>}
+   */
+  async parameterCount(options = {}) {
+    await this.loadHeaders(options)
+    /** @type {Record<string, number>} */
+    const byDtype = {}
+    let total = 0
+    for (const name of this.#index.names) {
+      const i = this.#require(name)
+      const { dtype, shape } = this.#inShard(/** @type {SafetensorsFile} */ (this.#opened.get(i)), i, name)
+      const n = shape.reduce((a, d) => a * Number(d), 1)
+      byDtype[dtype] = (byDtype[dtype] ?? 0) + n
+      total += n
+    }
+    return { total, byDtype }
+  }
+
+  /** @param {string} name @param {ReadOptions} [options] @returns {Promise<Tensor>} */
+  async tensor(name, options = {}) {
+    const i = this.#require(name)
+    const file = await this.#file(i, options.signal)
+    this.#inShard(file, i, name)
+    return file.tensor(name, options)
+  }
+
+  /**
+   * Reads the slice from its shard: only the slice's bytes.
+   * @param {string} name
+   * @param {Parameters<SafetensorsFile['slice']>[1]} spec
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Tensor>}
+   */
+  async slice(name, spec, options = {}) {
+    const i = this.#require(name)
+    const file = await this.#file(i, options.signal)
+    this.#inShard(file, i, name)
+    return file.slice(name, spec, options)
+  }
+
+  /**
+   * Reads several tensors, grouped by shard. With `concurrency` c: up to c shards at once, the c
+   * requests shared among them. On any failure every tensor already read is disposed.
+   * @param {Iterable<string>} names
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Map<string, Tensor>>}
+   */
+  async load(names, options = {}) {
+    this.#open()
+    const unique = [...new Set(names)]
+    /** @type {Map<number, string[]>} */
+    const groups = new Map()
+    for (const name of unique) {
+      const i = this.#require(name)
+      const group = groups.get(i)
+      if (group) group.push(name)
+      else groups.set(i, [name])
+    }
+    const c = Math.max(1, options.concurrency ?? this.#concurrency)
+    const perShard = Math.max(1, Math.floor(c / Math.min(c, Math.max(1, groups.size))))
+    const loaded = new Map()
+    const totals = new Map()
+    const progress = () => options.onProgress?.({
+      loaded: sum(loaded.values()), total: sum(totals.values()),
+    })
+    /** @type {Map<string, Tensor>} */
+    const read = new Map()
+    try {
+      await pool([...groups.keys()], c, options.signal, async (i, signal) => {
+        const file = await this.#file(i, signal)
+        const group = /** @type {string[]} */ (groups.get(i))
+        for (const name of group) this.#inShard(file, i, name)
+        const map = await file.load(group, {
+          ...options, signal, concurrency: perShard,
+          onProgress: (p) => { loaded.set(i, p.loaded); totals.set(i, p.total); progress() },
+        })
+        for (const [name, t] of map) read.set(name, t)
+      })
+    } catch (error) {
+      for (const t of read.values()) t.dispose()
+      throw error
+    }
+    return new Map(unique.map((name) => [name, /** @type {Tensor} */ (read.get(name))]))
+  }
+
+  /** Closes every opened shard. Tensors already read stay valid. */
+  async close() {
+    if (this.#closed) return
+    this.#closed = true
+    const files = await Promise.allSettled([...this.#pending.values()])
+    await Promise.all(files.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)))
+  }
+
+  async [ASYNC_DISPOSE]() { await this.close() }
+}
+
+/** @param {Iterable<number>} values */
+function sum(values) {
+  let s = 0
+  for (const v of values) s += v
+  return s
+}
+
+/**
+ * Runs `task` over `items`, `limit` at a time. On the first failure the rest are cancelled
+ * (their signal aborts) and awaited before it is thrown.
+ * @template T
+ * @param {T[]} items @param {number} limit @param {AbortSignal | undefined} signal
+ * @param {(item: T, signal: AbortSignal) => Promise<unknown>} task
+ */
+async function pool(items, limit, signal, task) {
+  throwIfAborted(signal)
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', onAbort)
+  /** @type {unknown} */
+  let failure = null
+  let next = 0
+  const worker = async () => {
+    while (failure === null && next < items.length) {
+      try {
+        await task(items[next++], controller.signal)
+      } catch (error) {
+        failure ??= error
+        controller.abort(error)
+      }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker))
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+  if (signal?.aborted) throw abortError(signal)
+  if (failure !== null) throw failure
+}
