@@ -1,0 +1,275 @@
+#include "stats.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+
+#include "convert.hpp"
+
+namespace st {
+namespace {
+
+constexpr size_t kChunkBytes = 8192;  // the decode buffer, on the stack (wasm's is 64 KiB)
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// Mean and sum of squared deviations of the finite values seen so far.
+struct Moments {
+  uint64_t n = 0;
+  double mean = 0;
+  double m2 = 0;
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+};
+
+template <class T>
+inline bool isFinite(T x) {
+  return std::fabs(x) <= std::numeric_limits<T>::max();  // false for NaN and infinities
+}
+
+// Pass 1 runs on 16-byte vectors (GCC/Clang vector extensions): SSE natively, SIMD128 in
+// wasm with -msimd128, plain scalar code elsewhere. The compilers do not vectorize these
+// reductions themselves, as that would reorder floating-point adds.
+template <class T>
+struct Vec {
+  typedef T V __attribute__((vector_size(16)));
+  using Mask = decltype(V{} < V{});  // lanes of all ones (true) or zero, as wide as T
+  static constexpr size_t kWidth = 16 / sizeof(T);
+};
+using Double2 = Vec<double>::V;
+
+// The widest vector's lane count: chunks are padded with NaN to a multiple of it.
+constexpr size_t kLanes = Vec<float>::kWidth;
+
+template <class V, class Mask>
+inline V blend(Mask m, V yes, V no) {
+  const Mask chosen = (m & reinterpret_cast<Mask>(yes)) | (~m & reinterpret_cast<Mask>(no));
+  return reinterpret_cast<V>(chosen);
+}
+
+// Adds a vector's lanes, as doubles, to the two double accumulators.
+inline void addWide(Vec<float>::V x, Double2& a, Double2& b) {
+  a += Double2{x[0], x[1]};
+  b += Double2{x[2], x[3]};
+}
+inline void addWide(Vec<double>::V x, Double2& a, Double2&) { a += x; }
+
+// Squared deviations from `mean` of the lanes where `ok`, as doubles.
+inline void addSquares(Vec<float>::V x, Vec<float>::Mask ok, double mean, Double2& a, Double2& b) {
+  const Double2 d0 = Double2{x[0], x[1]} - mean, d1 = Double2{x[2], x[3]} - mean;
+  a += blend(Vec<double>::Mask{ok[0], ok[1]}, d0 * d0, Double2{});
+  b += blend(Vec<double>::Mask{ok[2], ok[3]}, d1 * d1, Double2{});
+}
+inline void addSquares(Vec<double>::V x, Vec<double>::Mask ok, double mean, Double2& a, Double2&) {
+  const Double2 d = x - mean;
+  a += blend(ok, d * d, Double2{});
+}
+
+// Pass 1 over one decoded chunk, `padded` >= n values long, the tail after n being NaN, which
+// no accumulator below counts (NaNs are derived from n). Non-finite values are masked out
+// rather than branched around.
+template <class T>
+void accumulate(const T* v, size_t n, size_t padded, Stats& s, Moments& total) {
+  using V = typename Vec<T>::V;
+  using Mask = typename Vec<T>::Mask;
+  constexpr size_t kWidth = Vec<T>::kWidth;
+  const V maxFinite = V{} + std::numeric_limits<T>::max();
+  const V infinity = V{} + std::numeric_limits<T>::infinity();
+  const Mask absBits = ~reinterpret_cast<Mask>(-V{});  // all but the sign bit (of -0.0)
+  Mask finiteLane = {}, infLane = {}, zeroLane = {};   // each counts down: a true lane is -1
+  Double2 sumA = {}, sumB = {};
+  V lo = infinity, hi = -infinity;
+  for (size_t i = 0; i < padded; i += kWidth) {
+    V x;
+    std::memcpy(&x, v + i, sizeof x);
+    const V a = reinterpret_cast<V>(reinterpret_cast<Mask>(x) & absBits);
+    const Mask ok = a <= maxFinite;
+    finiteLane += ok;
+    infLane += a == infinity;
+    zeroLane += x == V{};
+    addWide(blend(ok, x, V{}), sumA, sumB);
+    lo = blend(ok & (x < lo), x, lo);
+    hi = blend(ok & (x > hi), x, hi);
+  }
+  uint64_t finite = 0, inf = 0, zero = 0;
+  T lowest = lo[0], highest = hi[0];
+  for (size_t l = 0; l < kWidth; ++l) {
+    finite -= finiteLane[l], inf -= infLane[l], zero -= zeroLane[l];
+    lowest = lo[l] < lowest ? lo[l] : lowest;
+    highest = hi[l] > highest ? hi[l] : highest;
+  }
+  const Double2 sums = sumA + sumB;
+  const double sum = sums[0] + sums[1];
+  s.count += n;
+  s.infCount += inf;
+  s.nanCount += n - finite - inf;
+  s.zeroCount += zero;
+  if (finite == 0) return;
+
+  // The chunk's sum of squares about its own mean (a second pass over data still in cache)
+  // avoids the cancellation of sum(x^2) - n mean^2.
+  const double mean = sum / static_cast<double>(finite);
+  Double2 m2A = {}, m2B = {};
+  for (size_t i = 0; i < padded; i += kWidth) {
+    V x;
+    std::memcpy(&x, v + i, sizeof x);
+    const V a = reinterpret_cast<V>(reinterpret_cast<Mask>(x) & absBits);
+    addSquares(x, a <= maxFinite, mean, m2A, m2B);
+  }
+  const Double2 m2s = m2A + m2B;
+  const double m2 = m2s[0] + m2s[1];
+  // Chan, Golub and LeVeque's pairwise update merges the chunk into the running totals.
+  const double nA = static_cast<double>(total.n), nB = static_cast<double>(finite);
+  const double delta = mean - total.mean;
+  total.n += finite;
+  const double nAB = static_cast<double>(total.n);
+  total.mean += delta * (nB / nAB);
+  total.m2 += m2 + delta * (delta * (nA * nB / nAB));  // for the first chunk: never inf x 0
+  total.min = std::fmin(total.min, static_cast<double>(lowest));
+  total.max = std::fmax(total.max, static_cast<double>(highest));
+}
+
+// Bin of x: min(last, floor((x * scale - lo) * perBin)).
+struct Binning {
+  double scale;   // 1, or the power of two that brings max - min into [2^-600, 2^600]
+  double lo;      // min * scale
+  double perBin;  // bins / (max * scale - lo)
+  uint64_t last;  // bins - 1; bins is the slot for non-finite values
+};
+
+inline uint64_t doubleBits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+constexpr uint64_t kMantissa = (uint64_t{1} << 52) - 1;
+
+// Pass 2: `counts` has bins + 1 slots; non-finite values go to the extra one, which saves a
+// branch per value. Adding 2^52 to the floored bin position (an integer, at most about bins)
+// leaves it in the mantissa bits, without the branches wasm puts around a float-to-int
+// conversion.
+template <class T>
+void bin(const T* v, size_t n, const Binning& b, uint64_t* counts) {
+  for (size_t i = 0; i < n; ++i) {
+    const bool ok = isFinite(v[i]);
+    const double x = ok ? static_cast<double>(v[i]) * b.scale : b.lo;
+    const double position = std::floor((x - b.lo) * b.perBin);
+    uint64_t k = doubleBits(position + 0x1p52) & kMantissa;
+    k = k < b.last ? k : b.last;
+    ++counts[ok ? k : b.last + 1];
+  }
+}
+
+// Types whose values a float cannot hold exactly are read as double.
+bool decodesToDouble(Dtype dtype) {
+  return dtype == Dtype::I32 || dtype == Dtype::U32 || dtype == Dtype::I64 || dtype == Dtype::U64 ||
+         dtype == Dtype::F64;
+}
+
+template <class T>
+inline void castEach(const uint8_t* src, size_t n, double* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + i * sizeof v, sizeof v);
+    dst[i] = static_cast<double>(v);
+  }
+}
+
+void decodeChunk(Dtype dtype, const uint8_t* src, size_t n, float* dst) {
+  toFloat32(dtype, src, n, dst);
+}
+
+void decodeChunk(Dtype dtype, const uint8_t* src, size_t n, double* dst) {
+  switch (dtype) {
+    case Dtype::I32:
+      castEach<int32_t>(src, n, dst);
+      break;
+    case Dtype::U32:
+      castEach<uint32_t>(src, n, dst);
+      break;
+    case Dtype::I64:
+      castEach<int64_t>(src, n, dst);
+      break;
+    case Dtype::U64:
+      castEach<uint64_t>(src, n, dst);
+      break;
+    default:  // F64
+      castEach<double>(src, n, dst);
+      break;
+  }
+}
+
+// Decodes `values` values chunk by chunk into a stack buffer of T and hands each to `visit`
+// with its count and that count rounded up to whole lanes, the rounding filled with NaN. The
+// chunk size is a multiple of kLanes and even, so an F4 chunk starts on a byte boundary.
+template <class T, class Visit>
+void forEachChunk(Dtype dtype, const uint8_t* data, uint64_t values, Visit visit) {
+  constexpr size_t kChunk = kChunkBytes / sizeof(T);
+  static_assert(kChunk % kLanes == 0, "chunks hold whole lanes");
+  T buffer[kChunk];
+  const uint64_t bits = dtypeBits(dtype);
+  for (uint64_t first = 0; first < values; first += kChunk) {
+    const size_t n = static_cast<size_t>(values - first < kChunk ? values - first : kChunk);
+    const uint64_t byteOffset = bits == 4 ? first / 2 : first * (bits / 8);
+    decodeChunk(dtype, data + byteOffset, n, buffer);
+    const size_t padded = (n + kLanes - 1) / kLanes * kLanes;
+    for (size_t i = n; i < padded; ++i) buffer[i] = std::numeric_limits<T>::quiet_NaN();
+    visit(static_cast<const T*>(buffer), n, padded);
+  }
+}
+
+template <class T>
+void computeWith(Dtype dtype, const uint8_t* data, uint64_t values, uint32_t bins, Stats& out) {
+  Moments total;
+  forEachChunk<T>(dtype, data, values, [&](const T* v, size_t n, size_t padded) {
+    accumulate(v, n, padded, out, total);
+  });
+  out.finiteCount = total.n;
+  out.histogram.assign(bins, 0);
+  if (total.n == 0) {
+    out.min = out.max = out.mean = out.std = kNan;
+    out.histogramMin = out.histogramMax = kNan;
+    return;
+  }
+  out.min = out.histogramMin = total.min;
+  out.max = out.histogramMax = total.max;
+  out.mean = total.mean;
+  out.std = std::sqrt(total.m2 / static_cast<double>(total.n));
+  if (bins == 0) return;
+  if (total.min == total.max) {
+    out.histogram.back() = total.n;
+    return;
+  }
+  Binning b;
+  // A power-of-two scale brings a spread (overflowing included) outside [2^-600, 2^600] inside,
+  // so that bins / spread is a normal number and keeps its precision. Scaling is exact except
+  // for values far below one bin's width.
+  const double spread = total.max - total.min;
+  b.scale = !(spread <= 0x1p600) ? 0x1p-600 : spread < 0x1p-600 ? 0x1p600 : 1.0;
+  b.lo = total.min * b.scale;
+  b.perBin = bins / (total.max * b.scale - b.lo);
+  b.last = bins - 1;
+  out.histogram.push_back(0);  // the slot for non-finite values
+  forEachChunk<T>(dtype, data, values,
+                  [&](const T* v, size_t n, size_t) { bin(v, n, b, out.histogram.data()); });
+  out.histogram.pop_back();
+}
+
+}  // namespace
+
+bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t bins, Stats& out) {
+  if (!hasFloat32Form(dtype) || elements > SIZE_MAX / 8) return false;
+  out = Stats();
+  if (dtype == Dtype::C64) {
+    // Real and imaginary parts as 2 x elements plain F32 values.
+    computeWith<float>(Dtype::F32, data, 2 * elements, bins, out);
+  } else if (decodesToDouble(dtype)) {
+    computeWith<double>(dtype, data, elements, bins, out);
+  } else {
+    computeWith<float>(dtype, data, elements, bins, out);
+  }
+  return true;
+}
+
+}  // namespace st
