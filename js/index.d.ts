@@ -155,6 +155,8 @@ export declare class SafetensorsFile {
   load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>
   /** Reads only the slice's bytes. '0, 2:5' or [0, [2, 5]]; negative values count from the end. */
   slice(name: string, spec: SliceSpec, options?: ReadOptions): Promise<Tensor>
+  /** The awkward array stored by ak.to_safetensors: checks form and buffers, reads no data. */
+  awkward(): Promise<AwkwardArray>
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -252,3 +254,78 @@ export declare function blobSource(blob: Blob): ByteSource
  */
 export declare function castTensor<D extends 'F32' | 'BF16' | 'F16'>(tensor: TensorLike | Tensor, dtype: D):
   Promise<{ dtype: D; shape: Shape; data: D extends 'F32' ? Float32Array : Uint16Array }>
+
+// ---- Awkward arrays (ak.to_safetensors files) ----
+
+/** A node of the parsed form, in preorder (nodes[0] is the root). */
+export interface AwkwardNode {
+  class: 'NumpyArray' | 'EmptyArray' | 'RegularArray' | 'ListOffsetArray' | 'ListArray' | 'RecordArray'
+    | 'IndexedArray' | 'IndexedOptionArray' | 'ByteMaskedArray' | 'BitMaskedArray' | 'UnmaskedArray' | 'UnionArray'
+  form_key: string | null
+  parameters: Record<string, unknown>
+  /** NumpyArray: awkward's primitive ("int64"...), its safetensors dtype, inner shape. */
+  primitive?: string
+  dtype?: Dtype
+  inner_shape?: number[]
+  /** RegularArray */
+  size?: number
+  /** RecordArray: field names, null for a tuple. */
+  fields?: string[] | null
+  valid_when?: boolean
+  lsb_order?: boolean
+  /** Index dtypes as the form names them: offsets, starts, stops, index, mask, tags ("i64"...). */
+  offsets?: string
+  starts?: string
+  stops?: string
+  index?: string
+  mask?: string
+  tags?: string
+  /** attribute ("data", "offsets", ...) -> tensor name ("node1-data", ...) */
+  buffers: Record<string, string>
+  /** Indices of the content nodes. */
+  contents: number[]
+  /** Entries the node's buffers can hold; null when unbounded. */
+  capacity: number | null
+}
+
+/**
+ * An awkward array read lazily: `at` and `toList` fetch only the buffer elements they need.
+ * Values are plain: lists -> arrays, records -> objects, tuples -> arrays, strings -> strings,
+ * bytestrings -> Uint8Array, missing -> null, int64/uint64 -> number when within 2^53 - 1
+ * else bigint, complex -> { re, im }.
+ */
+export declare class AwkwardArray {
+  readonly length: number
+  /** The form as awkward's Form.to_dict(verbose=True) gives it (whole stored array). */
+  readonly form: Record<string, unknown>
+  readonly nodes: AwkwardNode[]
+  /** awkward's type string, e.g. "3 * var * {x: int64, y: ?string}" */
+  readonly type: string
+  /** Field names of the first record level ("0", "1", ... for a tuple). */
+  readonly fields: string[]
+  /** Entry i (negative counts from the end). */
+  at(i: number, options?: ReadOptions): Promise<unknown>
+  /** A lazy view of entries [start, stop), Array.prototype.slice rules. */
+  slice(start?: number, stop?: number): AwkwardArray
+  /** Projects a field through lists, options and unions, as awkward's array[name]. */
+  field(name: string): AwkwardArray
+  toList(options?: ReadOptions): Promise<unknown[]>
+  /** Frees the form state in the wasm heap (shared by every view of the array). */
+  dispose(): void
+  [Symbol.dispose](): void
+}
+
+export interface AwkwardTensors {
+  [name: string]: { dtype: Dtype; shape: number[]; data: ArrayBufferView }
+}
+
+/**
+ * The buffers and metadata awkward (ak.from_iter + ak.to_safetensors) makes from plain values:
+ * pass them to serialize/serializeStream/writeFile as `(tensors, { metadata })`.
+ */
+export declare function fromValues(values: Iterable<unknown>): {
+  tensors: AwkwardTensors
+  metadata: { form: string; length: string }
+}
+/** A whole safetensors file holding the awkward array of `values`. */
+export declare function serializeAwkward(values: Iterable<unknown>): Promise<Uint8Array>

@@ -28,3 +28,6 @@ export function open(src, options = {}) {
 }
 export { serialize, serializeStream } from './writer.js'
 export { castTensor } from './cast.js'
+// Awkward arrays (ak.to_safetensors files): f.awkward() reads, these write.
+export { AwkwardArray } from './awkward.js'
+export { fromValues, serializeAwkward } from './awkward-write.js'

@@ -1,47 +1,84 @@
 /**
- * writeFile for Node: the header and each tensor's own bytes go to a temporary file in the
+ * Writing files in Node: the header and each tensor's bytes go to a temporary file in the
  * target's folder, which is renamed over the target only once everything is written and
  * flushed. A failure at any point removes the temporary file and leaves the target as it was.
  */
 import { open as fsOpen, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { SafetensorsError } from './errors.js'
+import { SafetensorsError, throwIfAborted } from './errors.js'
 import { planFile, toEntries } from './writer.js'
 
 /**
- * @param {string} path
- * @param {import('./writer.js').TensorsInput} tensors
- * @param {import('./writer.js').WriteOptions & { onProgress?: (p: { loaded: number, total: number }) => void }} [options]
+ * A tensor of a planned file whose bytes are produced when it is its turn to be written, as
+ * chunks (each written before the next is asked for, so a chunk may be reused scratch memory).
+ * @typedef {{ name: string, byteLength: number, chunks: () => Iterable<Uint8Array> | AsyncIterable<Uint8Array> }} ChunkedEntry
+ * @typedef {{ onProgress?: (p: { loaded: number, total: number }) => void, signal?: AbortSignal }} WritePlannedOptions
  */
-export async function writeFile(path, tensors, options = {}) {
-  const { header, order, fileLength } = await planFile(toEntries(tensors), options.metadata)
+
+/**
+ * Writes a planned file (planFile's header, fileLength and order, the order's entries giving
+ * their bytes as chunks) through a temporary file. Memory: the header plus whatever one
+ * entry's chunks hold. Progress is reported after the header and after every chunk.
+ * @param {string} path
+ * @param {{ header: Uint8Array, fileLength: number, order: ChunkedEntry[] }} plan
+ * @param {WritePlannedOptions} [options]
+ */
+export async function writePlanned(path, plan, options = {}) {
+  const { signal, onProgress } = options
+  throwIfAborted(signal)
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`)
-  const fh = await fsOpen(temp, 'wx')
+  // File system failures become IoError; errors from the entries' chunks pass through as they are.
+  /** @template T @param {Promise<T>} operation @returns {Promise<T>} */
+  const io = (operation) => operation.catch((error) => {
+    throw new SafetensorsError('IoError', `cannot write ${path}: ${error.message}`, { cause: error })
+  })
+  const fh = await io(fsOpen(temp, 'wx'))
   let written = 0
   try {
     /** @param {Uint8Array} bytes */
     const put = async (bytes) => {
       let done = 0
       while (done < bytes.length) {
-        const { bytesWritten } = await fh.write(bytes, done, bytes.length - done)
+        const { bytesWritten } = await io(fh.write(bytes, done, bytes.length - done))
         done += bytesWritten
       }
       written += bytes.length
-      options.onProgress?.({ loaded: written, total: fileLength })
+      onProgress?.({ loaded: written, total: plan.fileLength })
     }
-    await put(header)
-    for (const e of order) {
-      const bytes = e.bytes()
-      if (bytes.byteLength !== e.byteLength)
-        throw new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(e.name)} is ${bytes.byteLength} bytes, was ${e.byteLength} when planned (detached?)`, { tensor: e.name })
-      await put(bytes)
+    await put(plan.header)
+    for (const e of plan.order) {
+      let length = 0
+      /** @param {number} n */
+      const sizeError = (n) => new SafetensorsError('TensorInvalidInfo',
+        `data of tensor ${JSON.stringify(e.name)} is ${n} bytes, was ${e.byteLength} when planned (detached?)`, { tensor: e.name })
+      for await (const chunk of e.chunks()) {
+        throwIfAborted(signal)
+        if (length + chunk.byteLength > e.byteLength) throw sizeError(length + chunk.byteLength)
+        length += chunk.byteLength
+        await put(chunk)
+      }
+      if (length !== e.byteLength) throw sizeError(length)
     }
-    await fh.sync()
-    await fh.close()
-    await rename(temp, path)
+    throwIfAborted(signal)
+    await io(fh.sync())
+    await io(fh.close())
+    await io(rename(temp, path))
   } catch (error) {
     await fh.close().catch(() => {})
     await unlink(temp).catch(() => {})
     throw error
   }
+}
+
+/**
+ * writeFile for Node: the header and each tensor's own bytes, as they are (no copy).
+ * @param {string} path
+ * @param {import('./writer.js').TensorsInput} tensors
+ * @param {import('./writer.js').WriteOptions & WritePlannedOptions} [options]
+ */
+export async function writeFile(path, tensors, options = {}) {
+  const { header, order, fileLength } = await planFile(toEntries(tensors), options.metadata)
+  // Heap tensors' views are taken at their turn (bytes() is called then), after any growth.
+  const chunked = order.map((e) => ({ name: e.name, byteLength: e.byteLength, chunks: () => [e.bytes()] }))
+  await writePlanned(path, { header, fileLength, order: chunked }, options)
 }

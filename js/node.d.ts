@@ -8,7 +8,12 @@ export declare function nodeFileSource(path: string): Promise<ByteSource>
 
 /**
  * Writes through a temporary file in the same folder, renamed over `path` when complete:
- * a failure never leaves a half-written file at `path`.
+ * a failure (or an abort) never leaves a half-written file at `path`. File system failures are
+ * SafetensorsError('IoError').
  */
 export declare function writeFile(path: string, tensors: TensorsInput,
-  options?: WriteOptions & { onProgress?: (progress: Progress) => void }): Promise<void>
+  options?: WriteOptions & { onProgress?: (progress: Progress) => void; signal?: AbortSignal }): Promise<void>
+
+/** Writes the awkward array of `values` to `path` (fromValues, then writeFile). */
+export declare function writeAwkward(path: string, values: Iterable<unknown>,
+  options?: { onProgress?: (progress: Progress) => void }): Promise<void>

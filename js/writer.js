@@ -13,7 +13,8 @@ import { heapAlloc, heapView, loadCore } from './wasm.js'
  * @typedef {{ dtype: string, shape: ArrayLike<number | bigint>, data: TensorData }} TensorLike
  * @typedef {Record<string, TensorLike> | Map<string, TensorLike | Tensor> | Iterable<[string, TensorLike | Tensor]> | Iterable<Tensor>} TensorsInput
  * @typedef {{ metadata?: Record<string, string> | null }} WriteOptions
- * @typedef {{ name: string, dtype: string, shape: (number | bigint)[], bytes: () => Uint8Array, byteLength: number }} Entry
+ * @typedef {{ name: string, dtype: string, shape: (number | bigint)[], byteLength: number }} PlanEntry
+ * @typedef {PlanEntry & { bytes: () => Uint8Array }} Entry
  */
 
 const encoder = new TextEncoder()
@@ -63,7 +64,7 @@ export function toEntries(tensors) {
 
 /**
  * A flat heap layout of the tensor table for st::WritePlanner (see writer.hpp FlatWriteInput).
- * @param {Entry[]} entries
+ * @param {PlanEntry[]} entries
  * @param {Record<string, string> | null | undefined} metadata
  */
 function flatten(entries, metadata) {
@@ -93,10 +94,12 @@ function flatten(entries, metadata) {
 }
 
 /**
- * Plans the file: header bytes (a JS copy), the write order, and the file length.
- * @param {Entry[]} entries
+ * Plans the file: header bytes (a JS copy), the write order, and the file length. Only the
+ * entries' names, dtypes, shapes and byte lengths are used: their bytes may come later.
+ * @template {PlanEntry} E
+ * @param {E[]} entries
  * @param {Record<string, string> | null | undefined} metadata
- * @returns {Promise<{ header: Uint8Array, order: Entry[], fileLength: number }>}
+ * @returns {Promise<{ header: Uint8Array, order: E[], fileLength: number }>}
  */
 export async function planFile(entries, metadata) {
   if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata)))
