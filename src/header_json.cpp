@@ -1,7 +1,9 @@
 #include "header_json.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -136,9 +138,8 @@ class HeaderHandler final {
                   : k == "data_offsets" ? Field::Offsets
                                         : Field::Unknown;
         if (f == Field::Unknown) {
-          for (const std::string& seen : unknownKeys_)
-            if (seen == k) return fail("duplicate field \"" + k + "\" in tensor " + quotedName());
-          unknownKeys_.push_back(k);
+          if (!unknownKeys_.insert(k).second)
+            return fail("duplicate field \"" + k + "\" in tensor " + quotedName());
         } else {
           unsigned bit = 1u << static_cast<unsigned>(f);
           if (fieldsSeen_ & bit) return fail("duplicate field \"" + k + "\" in tensor " + quotedName());
@@ -276,7 +277,11 @@ class HeaderHandler final {
   }
 
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
-    if (!error) error = makeError(ErrorCode::InvalidHeaderDeserialization, baseOffset_ + position,
+    // position counts the characters the lexer read, and reading the end of input counts as
+    // one: clamp to the bytes actually read so the offset never points past the header.
+    uint64_t read = static_cast<uint64_t>(*head_ - begin_);
+    if (!error) error = makeError(ErrorCode::InvalidHeaderDeserialization,
+                                  baseOffset_ + std::min<uint64_t>(position, read),
                                   std::string("header is not valid JSON: ") + ex.what());
     return false;
   }
@@ -431,7 +436,8 @@ class HeaderHandler final {
   bool sawMetadata_ = false;
   TensorInfo current_;
   MetadataEntry current_meta_;
-  std::vector<std::string> unknownKeys_;
+  // A set, not a list: a header can hold millions of unknown fields in one entry.
+  std::set<std::string> unknownKeys_;
 };
 
 }  // namespace
@@ -449,6 +455,12 @@ Error parseHeaderJson(const char* begin, const char* end, uint64_t baseOffset, H
   if (!ok || !handler.finished())
     return makeError(ErrorCode::InvalidHeaderDeserialization, baseOffset + (head - begin),
                      "header is not a complete JSON object");
+  // nlohmann's lexer takes a NUL byte for the end of input, so `{}\0junk` parses. A raw NUL
+  // can stand nowhere in JSON text; once the object parsed, one can only follow it.
+  if (const void* nul = std::memchr(begin, 0, static_cast<size_t>(end - begin)))
+    return makeError(ErrorCode::InvalidHeaderDeserialization,
+                     baseOffset + (static_cast<const char*>(nul) - begin),
+                     "header has a NUL byte after the JSON object");
   return {};
 }
 
