@@ -5,7 +5,8 @@
  * its place. One copy at most: a source that can read into a view (a Node file) gets the heap
  * view itself.
  */
-import { SafetensorsError, abortError, throwIfAborted } from './errors.js'
+import { SafetensorsError, throwIfAborted } from './errors.js'
+import { pool } from './pool.js'
 import { heapView } from './wasm.js'
 
 /**
@@ -117,31 +118,7 @@ export async function readTargets(core, source, targets, options = {}) {
     loaded += n
     onProgress?.({ loaded, total })
   }
-  const concurrency = Math.max(1, options.concurrency ?? source.defaultConcurrency ?? 4)
-  // On the first failure the other reads are cancelled and awaited: the caller frees the
-  // targets' heap memory, so nothing may still be writing into it when this returns.
-  const controller = new AbortController()
-  const onAbort = () => controller.abort(signal?.reason)
-  signal?.addEventListener('abort', onAbort)
-  /** @type {unknown} */
-  let failure = null
-  let next = 0
-  const worker = async () => {
-    while (failure === null && next < spans.length) {
-      const span = spans[next++]
-      try {
-        await readSpan(core, source, span, { ...options, signal: controller.signal }, progress)
-      } catch (error) {
-        failure ??= error
-        controller.abort(error)
-      }
-    }
-  }
-  try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, spans.length) }, worker))
-  } finally {
-    signal?.removeEventListener('abort', onAbort)
-  }
-  if (signal?.aborted) throw abortError(signal)
-  if (failure !== null) throw failure
+  const concurrency = options.concurrency ?? source.defaultConcurrency ?? 4
+  await pool(spans, concurrency, signal, (span, spanSignal) =>
+    readSpan(core, source, span, { ...options, signal: spanSignal }, progress))
 }

@@ -8,7 +8,8 @@
  * Anything else is refused with UnsafeShardPath before any request is made.
  */
 import { ASYNC_DISPOSE } from './dispose.js'
-import { SafetensorsError, abortError, throwIfAborted } from './errors.js'
+import { SafetensorsError, throwIfAborted } from './errors.js'
+import { pool } from './pool.js'
 import { openSource } from './file.js'
 import { fetchBytes, urlSource } from './http.js'
 
@@ -357,36 +358,3 @@ function sum(values) {
   return s
 }
 
-/**
- * Runs `task` over `items`, `limit` at a time. On the first failure the rest are cancelled
- * (their signal aborts) and awaited before it is thrown.
- * @template T
- * @param {T[]} items @param {number} limit @param {AbortSignal | undefined} signal
- * @param {(item: T, signal: AbortSignal) => Promise<unknown>} task
- */
-async function pool(items, limit, signal, task) {
-  throwIfAborted(signal)
-  const controller = new AbortController()
-  const onAbort = () => controller.abort(signal?.reason)
-  signal?.addEventListener('abort', onAbort)
-  /** @type {unknown} */
-  let failure = null
-  let next = 0
-  const worker = async () => {
-    while (failure === null && next < items.length) {
-      try {
-        await task(items[next++], controller.signal)
-      } catch (error) {
-        failure ??= error
-        controller.abort(error)
-      }
-    }
-  }
-  try {
-    await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker))
-  } finally {
-    signal?.removeEventListener('abort', onAbort)
-  }
-  if (signal?.aborted) throw abortError(signal)
-  if (failure !== null) throw failure
-}

@@ -1,0 +1,41 @@
+/**
+ * Bounded concurrency with clean failure: the first error cancels the rest (their signal
+ * aborts) and waits for them before it is thrown, so a caller that frees memory on failure
+ * knows nothing is still writing into it.
+ */
+import { abortError, throwIfAborted } from './errors.js'
+
+/**
+ * Runs `task` over `items`, `limit` at a time.
+ * @template T
+ * @param {T[]} items
+ * @param {number} limit
+ * @param {AbortSignal | undefined} signal
+ * @param {(item: T, signal: AbortSignal) => Promise<unknown>} task
+ */
+export async function pool(items, limit, signal, task) {
+  throwIfAborted(signal)
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', onAbort)
+  /** @type {unknown} */
+  let failure = null
+  let next = 0
+  const worker = async () => {
+    while (failure === null && next < items.length) {
+      try {
+        await task(items[next++], controller.signal)
+      } catch (error) {
+        failure ??= error
+        controller.abort(error)
+      }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker))
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+  if (signal?.aborted) throw abortError(signal)
+  if (failure !== null) throw failure
+}
