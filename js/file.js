@@ -3,6 +3,7 @@
  * the header (a remote source serves both from its first request); tensors are read only
  * when asked for, straight into the wasm heap.
  */
+import { openAwkward } from './awkward.js'
 import { ASYNC_DISPOSE } from './dispose.js'
 import { dtypeIndex } from './dtypes.js'
 import { SafetensorsError, fromCoreError, throwIfAborted } from './errors.js'
@@ -206,6 +207,17 @@ export class SafetensorsFile {
       planner.delete()
       core._free(dims)
     }
+  }
+
+  /**
+   * The awkward array stored by awkward-array's ak.to_safetensors (metadata "form" and
+   * "length", buffers "{form_key}-{attribute}"); see js/awkward.js. Checks the form against the
+   * tensors and reads no data.
+   * @returns {Promise<import('./awkward.js').AwkwardArray>}
+   */
+  async awkward() {
+    this.#open()
+    return openAwkward(this)
   }
 
   /** Releases the source (a Node file handle, say). Tensors already read stay valid. */

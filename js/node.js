@@ -68,3 +68,4 @@ export function open(src, options = {}) {
   return openAny(src, options, [resolvePath])
 }
 export { writeFile } from './node-write.js'
+export { writeAwkward } from './awkward-node.js'

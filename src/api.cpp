@@ -117,4 +117,48 @@ bool WritePlanner::plan(uint32_t tensorCount, uintptr_t names, uintptr_t nameLen
   return !error_;
 }
 
+// ---- Awkward arrays (issue 6) ----
+
+bool AwkwardReader::parse(std::string form, std::string length) {
+  return done(parseAkForm(form, length, form_));
+}
+
+void AwkwardReader::bindBuffer(uint32_t i, uint32_t dtype, double elements, double byteOffset) {
+  if (i >= form_.buffers.size() || dtype >= kDtypeCount) return;
+  AkBuffer& b = form_.buffers[i];
+  b.found = true;
+  b.fileDtype = static_cast<Dtype>(dtype);
+  b.elements = static_cast<uint64_t>(elements);
+  b.byteOffset = static_cast<uint64_t>(byteOffset);
+}
+
+bool AwkwardReader::check() {
+  if (form_.nodes.empty()) return done(makeError(ErrorCode::AwkwardInvalidForm, 0, "awkward: no form was parsed"));
+  return done(checkAkBuffers(form_));
+}
+
+bool AwkwardReader::checkOffsets(uint32_t node, uintptr_t offsets, double first, double count) {
+  return done(checkAkOffsets(form_, node, reinterpret_cast<const void*>(offsets),
+                             static_cast<uint64_t>(first), static_cast<uint64_t>(count)));
+}
+
+bool AwkwardReader::checkLists(uint32_t node, uintptr_t starts, uintptr_t stops, double first,
+                               double count) {
+  return done(checkAkLists(form_, node, reinterpret_cast<const void*>(starts),
+                           reinterpret_cast<const void*>(stops), static_cast<uint64_t>(first),
+                           static_cast<uint64_t>(count)));
+}
+
+bool AwkwardReader::checkIndex(uint32_t node, uintptr_t index, double first, double count) {
+  return done(checkAkIndex(form_, node, reinterpret_cast<const void*>(index),
+                           static_cast<uint64_t>(first), static_cast<uint64_t>(count)));
+}
+
+bool AwkwardReader::checkUnion(uint32_t node, uintptr_t tags, uintptr_t index, double first,
+                               double count) {
+  return done(checkAkUnion(form_, node, reinterpret_cast<const void*>(tags),
+                           reinterpret_cast<const void*>(index), static_cast<uint64_t>(first),
+                           static_cast<uint64_t>(count)));
+}
+
 }  // namespace st

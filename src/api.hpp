@@ -8,7 +8,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "awkward.hpp"
 #include "header.hpp"
 #include "slice.hpp"
 #include "writer.hpp"
@@ -99,6 +101,35 @@ class WritePlanner {
 
  private:
   WritePlan plan_;
+  Error error_;
+};
+
+// ---- Awkward arrays (issue 6): awkward.hpp's three steps for JS (js/awkward.js). ----
+// parse, then bindBuffer for each of bufferCount() buffers that the file has, then check; the
+// check* methods validate buffer elements JS has read into the heap (`first` is the position
+// of the element at the pointer). Each returns false with error() set.
+class AwkwardReader {
+ public:
+  bool parse(std::string form, std::string length);
+  uint32_t bufferCount() const { return static_cast<uint32_t>(form_.buffers.size()); }
+  std::string bufferName(uint32_t i) const { return i < form_.buffers.size() ? form_.buffers[i].name : std::string(); }
+  // The file's tensor named bufferName(i): its dtype (the Dtype enum value), element count
+  // and absolute byte offset. Buffers never bound are missing.
+  void bindBuffer(uint32_t i, uint32_t dtype, double elements, double byteOffset);
+  bool check();
+  std::string tree() const { return akFormTreeJson(form_); }  // see akFormTreeJson
+  ErrorInfo error() const { return toErrorInfo(error_); }
+  bool checkOffsets(uint32_t node, uintptr_t offsets, double first, double count);
+  bool checkLists(uint32_t node, uintptr_t starts, uintptr_t stops, double first, double count);
+  bool checkIndex(uint32_t node, uintptr_t index, double first, double count);
+  bool checkUnion(uint32_t node, uintptr_t tags, uintptr_t index, double first, double count);
+
+ private:
+  bool done(Error e) {
+    error_ = std::move(e);
+    return !error_;
+  }
+  AkForm form_;
   Error error_;
 };
 

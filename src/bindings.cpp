@@ -3,6 +3,7 @@
 #include <emscripten/emmalloc.h>
 
 #include <cstddef>
+#include <cstring>
 
 #include "api.hpp"
 
@@ -45,6 +46,11 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
     return double(emmalloc_dynamic_heap_size() - emmalloc_free_dynamic_memory());
   });
 
+  // The wasm memcpy that bench/convert.js measures the conversions against.
+  function("copyBytes", +[](uintptr_t dst, uintptr_t src, double n) {
+    std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), static_cast<size_t>(n));
+  });
+
   function("toFloat32", &st::toFloat32At);
   function("float32ToHalf", &st::float32ToHalfAt);
   function("statsInto", &st::statsInto);
@@ -67,4 +73,19 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
       .function("headerLength", &st::WritePlanner::headerLength)
       .function("order", &st::WritePlanner::order)
       .function("fileLength", &st::WritePlanner::fileLength);
+
+  // ---- Awkward arrays (issue 6): see AwkwardReader in api.hpp ----
+  class_<st::AwkwardReader>("AwkwardReader")
+      .constructor<>()
+      .function("parse", &st::AwkwardReader::parse)
+      .function("bufferCount", &st::AwkwardReader::bufferCount)
+      .function("bufferName", &st::AwkwardReader::bufferName)
+      .function("bindBuffer", &st::AwkwardReader::bindBuffer)
+      .function("check", &st::AwkwardReader::check)
+      .function("tree", &st::AwkwardReader::tree)
+      .function("error", &st::AwkwardReader::error)
+      .function("checkOffsets", &st::AwkwardReader::checkOffsets)
+      .function("checkLists", &st::AwkwardReader::checkLists)
+      .function("checkIndex", &st::AwkwardReader::checkIndex)
+      .function("checkUnion", &st::AwkwardReader::checkUnion);
 }

@@ -21,6 +21,14 @@ const char* errorCodeName(ErrorCode code) {
     case ErrorCode::TooManySlices: return "TooManySlices";
     case ErrorCode::SliceOutOfRange: return "SliceOutOfRange";
     case ErrorCode::InvalidSlice: return "InvalidSlice";
+    case ErrorCode::AwkwardInvalidMetadata: return "AwkwardInvalidMetadata";
+    case ErrorCode::AwkwardInvalidForm: return "AwkwardInvalidForm";
+    case ErrorCode::AwkwardUnsupportedType: return "AwkwardUnsupportedType";
+    case ErrorCode::AwkwardMissingBuffer: return "AwkwardMissingBuffer";
+    case ErrorCode::AwkwardDtypeMismatch: return "AwkwardDtypeMismatch";
+    case ErrorCode::AwkwardBufferTooShort: return "AwkwardBufferTooShort";
+    case ErrorCode::AwkwardDecreasingOffsets: return "AwkwardDecreasingOffsets";
+    case ErrorCode::AwkwardOutOfBounds: return "AwkwardOutOfBounds";
   }
   return "Unknown";
 }
