@@ -1,22 +1,91 @@
 /**
- * `inspect <src> [--json]`: the header of a file, as a readable summary or as JSON.
+ * `inspect <src> [--json] [--tree [--depth N]]`: the header of a file (a path, a URL, or a
+ * sharded set's `*.index.json`), as a readable summary, as JSON, or as a tree of name prefixes.
  */
+import { openForCli, parseCommand, shapeJson, tensorRows, usageError } from './cli-common.js'
+import { buildTree, treeJson, treeText } from './name-tree.js'
 import { formatBytes, formatCount, formatMetadataValue, formatShape } from './format.js'
 
+export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]]   sizes, parameters, metadata, tensors'
+
+const options = /** @type {const} */ ({
+  tree: { type: 'boolean', },
+  depth: { type: 'string' },
+})
+
 /**
- * The JSON form (DESIGN.md): { byteLength, headerLength, metadata, tensors: [...] }.
- * @param {import('./file.js').SafetensorsFile} f
+ * @typedef {import('./cli-common.js').Row} Row
+ * @typedef {import('./cli-common.js').Shard} Shard
+ * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./sharded.js').ShardedFile} ShardedFile
  */
-export function inspectJson(f) {
-  return {
-    byteLength: f.byteLength,
-    headerLength: f.headerLength,
-    metadata: f.metadata,
-    tensors: f.names.map((name) => {
-      const i = f.info(name)
-      return { name, dtype: i.dtype, shape: i.shape.map((d) => (typeof d === 'bigint' ? d.toString() : d)), byteOffset: i.byteOffset, byteLength: i.byteLength }
-    }),
+
+/**
+ * The command: `argv` is what follows its name. Returns the exit code.
+ * @param {string[]} argv
+ * @param {import('./cli-common.js').Io} io
+ */
+export async function main(argv, io) {
+  const { args, flags } = parseCommand(argv, options)
+  return run(args, /** @type {any} */ (flags), io)
+}
+
+/**
+ * @param {string[]} args
+ * @param {import('./cli-common.js').CommonFlags & { tree: boolean, depth?: string }} flags
+ * @param {import('./cli-common.js').Io} io
+ */
+async function run(args, flags, io) {
+  if (args.length !== 1) throw usageError('inspect takes one file, URL or index')
+  const depth = flags.depth === undefined ? undefined : Number(flags.depth)
+  if (depth !== undefined && !(Number.isInteger(depth) && depth >= 1)) throw usageError('--depth takes a whole number from 1')
+  const { file, shards, close } = await openForCli(args[0], flags, io)
+  try {
+    const rows = await tensorRows(file)
+    if (flags.tree) {
+      const tree = buildTree(rows)
+      io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: args[0], depth })}\n`)
+    } else if (flags.json) {
+      io.stdout.write(`${JSON.stringify(inspectJson(file, shards, rows), null, 2)}\n`)
+    } else {
+      io.stdout.write(`${inspectText(file, shards, rows, await file.parameterCount(), args[0])}\n`)
+    }
+  } finally {
+    await close()
   }
+  return 0
+}
+
+/**
+ * The JSON form (DESIGN.md): { byteLength, headerLength, metadata, tensors: [...] }. A sharded
+ * set adds `shards` ({ path, byteLength, headerLength, metadata } each) and each tensor's
+ * `shard` (its byteOffset is within that shard); its byteLength and headerLength are sums and its
+ * metadata is the index's.
+ * @param {SafetensorsFile | ShardedFile} f
+ * @param {Shard[] | null} shards
+ * @param {Row[]} rows
+ */
+export function inspectJson(f, shards, rows) {
+  const tensors = rows.map((r) => ({
+    name: r.name, dtype: r.dtype, shape: shapeJson(r.shape), byteOffset: r.byteOffset, byteLength: r.byteLength,
+    ...(r.shard === undefined ? {} : { shard: r.shard }),
+  }))
+  if (!shards) {
+    const file = /** @type {SafetensorsFile} */ (f)
+    return { byteLength: file.byteLength, headerLength: file.headerLength, metadata: file.metadata, tensors }
+  }
+  return {
+    byteLength: sum(shards.map((s) => s.file.byteLength)),
+    headerLength: sum(shards.map((s) => s.file.headerLength)),
+    metadata: f.metadata,
+    shards: shards.map((s) => ({ path: s.path, byteLength: s.file.byteLength, headerLength: s.file.headerLength, metadata: s.file.metadata })),
+    tensors,
+  }
+}
+
+/** @param {number[]} values */
+function sum(values) {
+  return values.reduce((a, b) => a + b, 0)
 }
 
 /**
@@ -32,35 +101,72 @@ function table(rows, rightAlign) {
 }
 
 /**
- * @param {import('./file.js').SafetensorsFile} f
+ * @param {Record<string, unknown>} metadata
+ * @param {string} indent
+ */
+function metadataLines(metadata, indent) {
+  return Object.entries(metadata).map(([k, v]) => {
+    const text = typeof v === 'string' ? formatMetadataValue(v) : JSON.stringify(v, null, 2)
+    return `${indent}${k}: ${text.split('\n').join(`\n${indent}    `)}`
+  })
+}
+
+/**
+ * @param {SafetensorsFile | ShardedFile} f
+ * @param {Shard[] | null} shards
+ * @param {Row[]} rows
+ * @param {{ total: number, byDtype: Record<string, number> }} parameters
  * @param {string} label what was opened
  */
-export function inspectText(f, label) {
-  const { total, byDtype } = f.parameterCount()
+export function inspectText(f, shards, rows, parameters, label) {
+  const { total, byDtype } = parameters
+  const byteLength = shards ? sum(shards.map((s) => s.file.byteLength)) : /** @type {SafetensorsFile} */ (f).byteLength
+  const headerLength = shards ? sum(shards.map((s) => s.file.headerLength)) : /** @type {SafetensorsFile} */ (f).headerLength
   const lines = []
-  lines.push(`file        ${label}`)
-  lines.push(`size        ${formatBytes(f.byteLength)} (${formatCount(f.byteLength)} bytes)`)
-  lines.push(`header      ${formatCount(f.headerLength)} bytes`)
-  lines.push(`tensors     ${formatCount(f.names.length)}`)
+  lines.push(`file        ${label}${shards ? ` (sharded: ${shards.length} ${shards.length === 1 ? 'shard' : 'shards'})` : ''}`)
+  lines.push(`size        ${formatBytes(byteLength)} (${formatCount(byteLength)} bytes)`)
+  lines.push(`header      ${formatCount(headerLength)} bytes${shards ? ' (all shards)' : ''}`)
+  lines.push(`tensors     ${formatCount(rows.length)}`)
   const parts = Object.entries(byDtype).sort((a, b) => b[1] - a[1]).map(([d, n]) => `${d} ${formatCount(n)}`)
   lines.push(`parameters  ${formatCount(total)}${parts.length ? ` (${parts.join(', ')})` : ''}`)
-  if (f.metadata === null) {
+  const metadata = /** @type {Record<string, unknown> | null} */ (f.metadata)
+  if (metadata === null) {
     lines.push('metadata    none')
   } else {
-    lines.push(`metadata    ${Object.keys(f.metadata).length} ${Object.keys(f.metadata).length === 1 ? 'entry' : 'entries'}`)
-    for (const [k, v] of Object.entries(f.metadata)) {
-      const shown = formatMetadataValue(v).split('\n').join('\n      ')
-      lines.push(`  ${k}: ${shown}`)
+    const n = Object.keys(metadata).length
+    lines.push(`metadata    ${n} ${n === 1 ? 'entry' : 'entries'}${shards ? ' (index)' : ''}`)
+    lines.push(...metadataLines(metadata, '  '))
+  }
+  if (shards) {
+    // Shards written by one save share their __metadata__: shown once when so.
+    const first = JSON.stringify(shards[0]?.file.metadata ?? null)
+    const same = shards.every((s) => JSON.stringify(s.file.metadata) === first)
+    if (same && shards[0]?.file.metadata) {
+      lines.push('shard metadata (the same in every shard)')
+      lines.push(...metadataLines(shards[0].file.metadata, '  '))
+    }
+    lines.push('')
+    const counts = new Map()
+    for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)
+    const shardRows = [['shard', 'size', 'header', 'tensors']]
+    for (const s of shards)
+      shardRows.push([s.path, formatBytes(s.file.byteLength), `${formatCount(s.file.headerLength)} B`, formatCount(counts.get(s.path) ?? 0)])
+    lines.push(table(shardRows, [false, true, true, true]))
+    if (!same) {
+      for (const s of shards) {
+        if (!s.file.metadata) continue
+        lines.push(`metadata of ${s.path}`)
+        lines.push(...metadataLines(s.file.metadata, '  '))
+      }
     }
   }
-  if (f.names.length) {
+  if (rows.length) {
     lines.push('')
-    const rows = [['name', 'dtype', 'shape', 'size', 'offset']]
-    for (const name of f.names) {
-      const i = f.info(name)
-      rows.push([name, i.dtype, formatShape(i.shape), formatBytes(i.byteLength), String(i.byteOffset)])
-    }
-    lines.push(table(rows, [false, false, false, true, true]))
+    const head = ['name', 'dtype', 'shape', 'size', 'offset', ...(shards ? ['shard'] : [])]
+    const cells = [head]
+    for (const r of rows)
+      cells.push([r.name, r.dtype, formatShape(r.shape), formatBytes(r.byteLength), String(r.byteOffset), ...(shards ? [r.shard ?? ''] : [])])
+    lines.push(table(cells, [false, false, false, true, true, false]))
   }
   return lines.join('\n')
 }

@@ -1,51 +1,61 @@
 #!/usr/bin/env node
 /**
- * safetensors-wasm command line: inspect <src> [--json]
+ * safetensors-wasm command line. Each command lives in its own js/cli-<name>.js and takes the
+ * arguments that follow its name; it returns the exit code: 0 done, 1 a failure (the error is on
+ * stderr), 2 a usage mistake. Output for scripts (--json) is the only thing on stdout; progress
+ * bars go to stderr, and only when it is a terminal.
  */
-import { SafetensorsError, open } from './node.js'
-import { inspectJson, inspectText } from './cli-inspect.js'
+import * as inspect from './cli-inspect.js'
+import * as stats from './cli-stats.js'
+import * as verify from './cli-verify.js'
+import * as convert from './cli-convert.js'
+import { describeFailure, usageError } from './cli-common.js'
+import { SafetensorsError } from './node.js'
 
-const USAGE = `usage: safetensors-wasm <command> [options]
+/** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number> }>} one line per command */
+const COMMANDS = {
+  inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process) },
+  stats: { usage: stats.usage, run: (args) => stats.main(args, process) },
+  verify: { usage: verify.usage, run: (args) => verify.main(args, process) },
+  convert: { usage: convert.usage, run: (args) => convert.main(args, process) },
+}
+
+function usageText() {
+  return `usage: safetensors-wasm <command> [options]
 
 commands:
-  inspect <file|url> [--json]   header summary: sizes, parameters, metadata, tensor table
+${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}
+
+options of every command:
+  --json                      output for scripts, on stdout (progress and errors stay on stderr)
+  --quiet, -q                 no progress bar
+  -H, --header 'Name: value'  an HTTP header for URL sources (repeatable), e.g. Authorization
 `
+}
+
 
 /** @param {string[]} argv */
 async function main(argv) {
-  const [command, ...rest] = argv
-  const flags = new Set(rest.filter((a) => a.startsWith('--')))
-  const args = rest.filter((a) => !a.startsWith('--'))
-  if (!command || command === '--help' || command === '-h' || flags.has('--help')) {
-    process.stdout.write(USAGE)
+  const [name, ...rest] = argv
+  if (!name || name === '--help' || name === '-h') {
+    process.stdout.write(usageText())
     return 0
   }
-  if (command === 'inspect') {
-    if (args.length !== 1) throw usageError('inspect takes one file or URL')
-    const f = await open(args[0])
-    try {
-      if (flags.has('--json')) process.stdout.write(`${JSON.stringify(inspectJson(f), null, 2)}\n`)
-      else process.stdout.write(`${inspectText(f, args[0])}\n`)
-    } finally {
-      await f.close()
-    }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : null
+  if (!command) throw usageError(`unknown command ${JSON.stringify(name)}`)
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`usage: safetensors-wasm ${command.usage}\n`)
     return 0
   }
-  throw usageError(`unknown command ${JSON.stringify(command)}`)
-}
-
-/** @param {string} message */
-function usageError(message) {
-  return Object.assign(new Error(`${message}\n\n${USAGE}`), { usage: true })
+  return command.run(rest)
 }
 
 main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (error) => {
   if (error instanceof SafetensorsError) {
-    const where = [error.tensor !== null ? `tensor ${JSON.stringify(error.tensor)}` : '', error.offset !== null ? `byte ${error.offset}` : ''].filter(Boolean).join(', ')
-    process.stderr.write(`error: ${error.code}${where ? ` (${where})` : ''}: ${error.message}\n`)
+    process.stderr.write(`error: ${describeFailure(error)}\n`)
     process.exitCode = 1
   } else if (error && error.usage) {
-    process.stderr.write(`error: ${error.message}`)
+    process.stderr.write(`error: ${error.message}\n\n${usageText()}`)
     process.exitCode = 2
   } else {
     process.stderr.write(`error: ${error?.stack ?? error}\n`)

@@ -40,3 +40,26 @@ export function formatMetadataValue(value) {
   }
   return value
 }
+
+/**
+ * A tensor value in a few characters: 4 significant digits, exponent form when very large or
+ * small, NaN / Inf / -Inf spelt out.
+ * @param {number} x
+ */
+export function formatValue(x) {
+  if (Number.isNaN(x)) return 'NaN'
+  if (!Number.isFinite(x)) return x > 0 ? 'Inf' : '-Inf'
+  if (x === 0) return '0'
+  const a = Math.abs(x)
+  if (a >= 1e6 || a < 1e-3) return x.toExponential(3).replace(/\.?0+e/, 'e')
+  if (Number.isInteger(x)) return String(x)
+  return String(Number(x.toPrecision(4)))
+}
+
+/** `part` as a percentage of `whole`: '0%', '<0.01%', '4.50%', '32.7%'. @param {number} part @param {number} whole */
+export function formatPercent(part, whole) {
+  if (whole === 0 || part === 0) return '0%'
+  const p = (100 * part) / whole
+  if (p < 0.01) return '<0.01%'
+  return `${p < 10 ? p.toFixed(2) : p.toFixed(1)}%`
+}

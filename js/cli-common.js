@@ -1,0 +1,197 @@
+/**
+ * What the CLI commands share: argument parsing, opening a source (path, URL or index, with -H
+ * headers), the tensor list of a single or sharded file, the progress bar, error lines.
+ */
+import { parseArgs } from 'node:util'
+import { SafetensorsError, ShardedFile, open } from './node.js'
+import { formatBytes } from './format.js'
+
+/**
+ * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {{ name: string, dtype: string, shape: any[], byteOffset: number, byteLength: number,
+ *   elements: number, shard?: string }} Row  a tensor (byteOffset: within its shard when sharded)
+ * @typedef {{ path: string, file: SafetensorsFile }} Shard
+ * @typedef {{ json: boolean, quiet: boolean, header: string[] }} CommonFlags
+ * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean },
+ *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
+ */
+
+/** Options every command takes (node:util parseArgs form). */
+const COMMON_OPTIONS = /** @type {const} */ ({
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+  header: { type: 'string', short: 'H', multiple: true },
+})
+
+/**
+ * Parses a command's arguments: its own options plus --json, --quiet and -H/--header. Unknown
+ * options and missing values are usage errors.
+ * @param {string[]} argv what follows the command's name
+ * @param {Record<string, { type: 'string' | 'boolean', short?: string, multiple?: boolean }>} options
+ * @returns {{ args: string[], flags: Record<string, any> & CommonFlags }}
+ */
+export function parseCommand(argv, options) {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true })
+  } catch (error) {
+    throw usageError(/** @type {Error} */ (error).message)
+  }
+  const v = /** @type {Record<string, any>} */ (parsed.values)
+  return { args: parsed.positionals, flags: { ...v, json: v.json ?? false, quiet: v.quiet ?? false, header: v.header ?? [] } }
+}
+
+/**
+ * `-H 'Name: value'` flags as a headers object (for URL sources).
+ * @param {string[]} list
+ * @returns {Record<string, string>}
+ */
+export function parseHeaders(list) {
+  /** @type {Record<string, string>} */
+  const headers = {}
+  for (const h of list) {
+    const colon = h.indexOf(':')
+    if (colon <= 0) throw usageError(`--header takes "Name: value", got ${JSON.stringify(h)}`)
+    headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim()
+  }
+  return headers
+}
+
+/** @param {string} message */
+export function usageError(message) {
+  return Object.assign(new Error(message), { usage: true })
+}
+
+/**
+ * Opens a path, URL or `*.index.json`. For a sharded set, every shard header is read (with a
+ * progress line when stderr is a terminal) so that the whole table is known.
+ * @param {string} src
+ * @param {CommonFlags} flags
+ * @param {Io} io
+ * @returns {Promise<{ file: SafetensorsFile | ShardedFile, shards: Shard[] | null, close: () => Promise<void> }>}
+ */
+export async function openForCli(src, flags, io) {
+  const f = await open(src, { headers: parseHeaders(flags.header) })
+  if (!(f instanceof ShardedFile)) return { file: f, shards: null, close: () => f.close() }
+  try {
+    const bar = progressBar(io, flags, 'shard headers', 'count')
+    const paths = f.shards
+    let done = 0
+    const files = await mapLimit(paths, 6, async (path) => {
+      const file = await f.shard(path)
+      bar.update(++done, paths.length)
+      return file
+    })
+    bar.done()
+    return { file: f, shards: paths.map((path, i) => ({ path, file: files[i] })), close: () => f.close() }
+  } catch (error) {
+    await f.close()
+    throw error
+  }
+}
+
+/**
+ * Every tensor with its table entry: in file order, or for a sharded set in index order (grouped
+ * by shard, `shard` set). A name the index puts in a shard whose header lacks it is TensorNotFound.
+ * @param {SafetensorsFile | ShardedFile} f
+ * @returns {Promise<Row[]>}
+ */
+export async function tensorRows(f) {
+  if (!(f instanceof ShardedFile)) return f.names.map((name) => row(f.info(name)))
+  const rows = []
+  for (const name of f.names) rows.push(row(await f.info(name)))
+  return rows
+}
+
+/** @param {import('./table.js').TensorInfo & { shard?: string }} info @returns {Row} */
+function row(info) {
+  return { ...info, elements: info.shape.reduce((n, d) => n * Number(d), 1) }
+}
+
+/**
+ * Runs `task` over `items`, `limit` at a time, results in order; the first failure wins.
+ * @template T, R
+ * @param {T[]} items @param {number} limit @param {(item: T) => Promise<R>} task
+ * @returns {Promise<R[]>}
+ */
+async function mapLimit(items, limit, task) {
+  /** @type {R[]} */
+  const results = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await task(items[i])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
+/**
+ * The progress line shown on a terminal's stderr during long reads: nothing when stderr is not
+ * a terminal, or with --quiet or --json. It appears only after 200 ms, so quick reads never
+ * flicker, and is erased when done.
+ * @param {Io} io
+ * @param {{ quiet: boolean, json: boolean }} flags
+ * @param {string} label
+ * @param {'bytes' | 'count'} [unit]
+ */
+export function progressBar(io, flags, label, unit = 'bytes') {
+  const stream = io.stderr
+  const enabled = Boolean(stream.isTTY) && !flags.quiet && !flags.json
+  const start = Date.now()
+  let last = 0
+  let shown = false
+  return {
+    /** @param {number} loaded @param {number} total */
+    update(loaded, total) {
+      if (!enabled) return
+      const now = Date.now()
+      if (now - start < 200 || (now - last < 80 && loaded < total)) return
+      last = now
+      shown = true
+      stream.write(`\r\x1b[K${renderProgress(label, loaded, total, stream.columns || 80, unit)}`)
+    },
+    done() {
+      if (shown) stream.write('\r\x1b[K')
+      shown = false
+    },
+  }
+}
+
+/**
+ * One progress line, at most `columns` wide: `label [#####-----]  42%  1.20 MB / 2.86 MB`.
+ * @param {string} label @param {number} loaded @param {number} total @param {number} columns
+ * @param {'bytes' | 'count'} [unit]
+ */
+export function renderProgress(label, loaded, total, columns, unit = 'bytes') {
+  const fraction = total > 0 ? Math.min(1, loaded / total) : 1
+  const amounts = unit === 'bytes' ? `${formatBytes(loaded)} / ${formatBytes(total)}` : `${loaded} / ${total}`
+  const tail = ` ${String(Math.floor(fraction * 100)).padStart(3)}%  ${amounts}`
+  const width = Math.max(10, Math.min(40, columns - label.length - tail.length - 4))
+  const filled = Math.round(fraction * width)
+  return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}]${tail}`.slice(0, Math.max(1, columns - 1))
+}
+
+/**
+ * The one-line description of a failure: `InvalidOffset (tensor "x", byte 12): message`.
+ * @param {unknown} error
+ */
+export function describeFailure(error) {
+  if (!(error instanceof SafetensorsError)) return `${/** @type {Error} */ (error)?.message ?? error}`
+  const where = [error.tensor !== null ? `tensor ${JSON.stringify(error.tensor)}` : '',
+    error.offset !== null ? `byte ${error.offset}` : ''].filter(Boolean).join(', ')
+  return `${error.code}${where ? ` (${where})` : ''}: ${error.message}`
+}
+
+/** @param {unknown} error @returns {{ code: string, message: string, tensor: string | null, offset: number | null }} */
+export function errorJson(error) {
+  if (error instanceof SafetensorsError) return { code: error.code, message: error.message, tensor: error.tensor, offset: error.offset }
+  return { code: 'Error', message: String(/** @type {Error} */ (error)?.message ?? error), tensor: null, offset: null }
+}
+
+/** Shapes as JSON: dimensions above 2^53 (BigInt) as strings. @param {any[]} shape */
+export function shapeJson(shape) {
+  return shape.map((d) => (typeof d === 'bigint' ? d.toString() : d))
+}

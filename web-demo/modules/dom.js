@@ -1,0 +1,49 @@
+/**
+ * A small element builder: el('button', { class: 'x', onclick: f, 'aria-label': 'y' }, 'text').
+ * Attributes that are null, undefined or false are left out; true sets an empty attribute.
+ */
+
+/**
+ * @param {string} tag
+ * @param {Record<string, any>} [props] class, text, dataset, on<event> handlers, attributes
+ * @param {...(Node | string | null | undefined | false | Array<Node | string | null | undefined | false>)} children
+ * @returns {HTMLElement}
+ */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag)
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue
+    if (key === 'class') node.className = value
+    else if (key === 'text') node.textContent = value
+    else if (key === 'dataset') Object.assign(node.dataset, value)
+    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value)
+    else node.setAttribute(key, value === true ? '' : String(value))
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) node.append(child)
+  }
+  return node
+}
+
+/** @param {string} id @returns {HTMLElement} */
+export function byId(id) {
+  const node = document.getElementById(id)
+  if (!node) throw new Error(`#${id} is missing from the page`)
+  return node
+}
+
+/**
+ * Calls `draw` at most once per animation frame, however often `schedule` is called.
+ * @param {() => void} draw
+ */
+export function throttled(draw) {
+  let pending = false
+  return () => {
+    if (pending) return
+    pending = true
+    requestAnimationFrame(() => {
+      pending = false
+      draw()
+    })
+  }
+}

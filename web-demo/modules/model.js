@@ -1,0 +1,138 @@
+/**
+ * What the page shows of an opened file: one object for a single file and a sharded set alike,
+ * built with the package's public API only.
+ */
+import { SafetensorsError, ShardedFile, blobSource, open } from '../../js/index.js'
+import { elementCount } from './format.js'
+
+/**
+ * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
+ * @typedef {{ name: string, dtype: string, shape: Array<number | bigint>, byteOffset: number,
+ *   byteLength: number, elements: number, shard: string | null, order: number }} Row
+ *   order: position in the file (or in the index, for a sharded set)
+ * @typedef {{ path: string, byteLength: number, headerLength: number, tensors: number,
+ *   metadata: Record<string, string> | null }} ShardSummary
+ * @typedef {{
+ *   label: string, kind: 'file' | 'sharded', source: 'url' | 'local',
+ *   file: SafetensorsFile | ShardedFile,
+ *   byteLength: number, headerLength: number,
+ *   metadata: Record<string, unknown> | null,
+ *   shardMetadata: Record<string, string> | null,
+ *   shards: ShardSummary[] | null,
+ *   rows: Row[],
+ *   parameters: { total: number, byDtype: Record<string, number> },
+ * }} Model
+ */
+
+/**
+ * Opens a URL: a single file, or a sharded set whose shard headers are then all fetched.
+ * @param {string} href absolute URL
+ * @param {{ fetch: (input: string, init?: RequestInit) => Promise<Response>, headers?: Record<string, string>,
+ *   signal: AbortSignal, onShards?: (done: number, total: number) => void }} options
+ * @returns {Promise<Model>}
+ */
+export async function openUrl(href, options) {
+  const f = await open(href, { fetch: options.fetch, headers: options.headers, signal: options.signal })
+  const label = decodeURIComponent(new URL(href).pathname.split('/').pop() || href)
+  try {
+    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards)
+    return fileModel(f, label, 'url')
+  } catch (error) {
+    await f.close()
+    throw error
+  }
+}
+
+/**
+ * Opens a local file (a File from the picker or a drop), read in slices through `wrap`.
+ * @param {File} file
+ * @param {(source: import('../../js/index.js').ByteSource) => import('../../js/index.js').ByteSource} wrap
+ * @param {AbortSignal} signal
+ * @returns {Promise<Model>}
+ */
+export async function openLocal(file, wrap, signal) {
+  if (file.name.endsWith('.json')) {
+    throw new SafetensorsError('UnsupportedSource', `${file.name} looks like a sharded index: open it by its URL, ` +
+      'so that its shards can be fetched next to it')
+  }
+  const f = /** @type {SafetensorsFile} */ (await open(wrap(blobSource(file)), { signal }))
+  return fileModel(f, file.name, 'local')
+}
+
+/**
+ * @param {SafetensorsFile} f @param {string} label @param {'url' | 'local'} source
+ * @returns {Model}
+ */
+function fileModel(f, label, source) {
+  const rows = f.names.map((name, order) => row(f.info(name), null, order))
+  return {
+    label, kind: 'file', source, file: f, byteLength: f.byteLength, headerLength: f.headerLength,
+    metadata: f.metadata, shardMetadata: null, shards: null, rows, parameters: f.parameterCount(),
+  }
+}
+
+/**
+ * Fetches every shard's header (six at a time) and joins them into one table.
+ * @param {ShardedFile} f @param {string} label @param {AbortSignal} signal
+ * @param {((done: number, total: number) => void) | undefined} onShards
+ * @returns {Promise<Model>}
+ */
+async function shardedModel(f, label, signal, onShards) {
+  const paths = f.shards
+  /** @type {SafetensorsFile[]} */
+  const files = new Array(paths.length)
+  let next = 0
+  let done = 0
+  onShards?.(0, paths.length)
+  const worker = async () => {
+    while (next < paths.length) {
+      const i = next++
+      files[i] = await f.shard(paths[i], { signal })
+      onShards?.(++done, paths.length)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(6, paths.length) }, worker))
+  /** @type {Row[]} */
+  const rows = []
+  for (const [order, name] of f.names.entries()) {
+    const info = await f.info(name, { signal })  // the shard's header is loaded: no request
+    rows.push(row(info, info.shard, order))
+  }
+  const counts = new Map()
+  for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)
+  const shards = paths.map((path, i) => ({
+    path, byteLength: files[i].byteLength, headerLength: files[i].headerLength,
+    tensors: counts.get(path) ?? 0, metadata: files[i].metadata,
+  }))
+  // Shards written by one save carry the same __metadata__: shown once when so.
+  const first = JSON.stringify(files[0]?.metadata ?? null)
+  const shared = files.every((s) => JSON.stringify(s.metadata) === first) ? files[0]?.metadata ?? null : null
+  return {
+    label, kind: 'sharded', source: 'url', file: f,
+    byteLength: shards.reduce((n, s) => n + s.byteLength, 0),
+    headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
+    metadata: f.metadata, shardMetadata: shared, shards, rows, parameters: await f.parameterCount({ signal }),
+  }
+}
+
+/**
+ * @param {import('../../js/index.js').TensorInfo} info @param {string | null} shard @param {number} order
+ * @returns {Row}
+ */
+function row(info, shard, order) {
+  return { ...info, elements: elementCount(info.shape), shard, order }
+}
+
+/**
+ * A Hugging Face page link (…/blob/main/x.safetensors) as its file link (…/resolve/main/…).
+ * @param {string} href
+ */
+export function fileLink(href) {
+  try {
+    const url = new URL(href)
+    if (url.hostname === 'huggingface.co') url.pathname = url.pathname.replace(/^(\/(?:[^/]+\/){1,3})blob\//, '$1resolve/')
+    return url.href
+  } catch {
+    return href
+  }
+}

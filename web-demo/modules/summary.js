@@ -1,0 +1,93 @@
+/**
+ * The file summary: size, header, tensor and parameter counts, parameters by dtype, metadata
+ * (JSON-looking values pretty-printed) and, for a sharded set, its shards.
+ */
+import { el } from './dom.js'
+import { formatBytes, formatCount, formatMetadataValue, formatPercent } from './format.js'
+
+/** A colour per dtype family, for the parameters-by-dtype bar. */
+const DTYPE_COLOURS = /** @type {Record<string, string>} */ ({
+  F64: '#5b3cc4', F32: '#3b5bdb', C64: '#7048e8', BF16: '#1c9a8a', F16: '#2f9e44', F8_E4M3: '#e8590c',
+  F8_E5M2: '#f08c00', F8_E8M0: '#d9480f', F8_E4M3FNUZ: '#e67700', F8_E5M2FNUZ: '#fab005', F4: '#c2255c',
+  F6_E2M3: '#a61e4d', F6_E3M2: '#862e9c', I64: '#495057', I32: '#5c677d', I16: '#748094', I8: '#8d99ae',
+  U64: '#495057', U32: '#5c677d', U16: '#748094', U8: '#8d99ae', BOOL: '#adb5bd',
+})
+
+/**
+ * @param {HTMLElement} section
+ * @param {import('./model.js').Model} model
+ */
+export function renderSummary(section, model) {
+  const sharded = model.kind === 'sharded'
+  const tile = (/** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ sub = '') =>
+    el('div', { class: 'tile' }, el('dt', { text: label }), el('dd', {}, el('span', { class: 'tile-value', text: value }), sub ? el('span', { class: 'tile-sub', text: sub }) : null))
+  const { total, byDtype } = model.parameters
+  const dtypes = Object.entries(byDtype).sort((a, b) => b[1] - a[1])
+  section.replaceChildren(...[
+    el('div', { class: 'summary-head' },
+      el('h2', { id: 'summary-title', class: 'file-name', title: model.label, text: model.label }),
+      el('span', { class: 'badge', text: sharded ? `sharded · ${model.shards?.length} shards` : model.source === 'local' ? 'local file' : 'remote file' })),
+    el('dl', { class: 'tiles' },
+      tile('File size', formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`),
+      tile(sharded ? 'Headers' : 'Header', formatBytes(model.headerLength), `${formatCount(model.headerLength)} bytes${sharded ? ' in all' : ''}`),
+      tile('Tensors', formatCount(model.rows.length)),
+      tile('Parameters', compactCount(total), formatCount(total))),
+    dtypes.length ? el('div', { class: 'dtype-breakdown' },
+      el('h3', { text: 'Parameters by dtype' }),
+      el('div', { class: 'dtype-bar', role: 'img', 'aria-label': dtypes.map(([d, n]) => `${d} ${formatPercent(n, total)}`).join(', ') },
+        dtypes.map(([d, n]) => el('span', { style: `flex-grow: ${n}; background: ${DTYPE_COLOURS[d] ?? '#868e96'}`, title: `${d}: ${formatCount(n)}` }))),
+      el('ul', { class: 'dtype-legend' }, dtypes.map(([d, n]) => el('li', {},
+        el('span', { class: 'swatch', style: `background: ${DTYPE_COLOURS[d] ?? '#868e96'}` }),
+        el('span', { class: 'mono', text: d }),
+        el('span', { class: 'muted', text: `${formatCount(n)} · ${formatPercent(n, total)}` }))))) : null,
+    metadataBlock(sharded ? 'Index metadata' : 'Metadata', model.metadata),
+    sharded ? metadataBlock('Shard metadata (the same in every shard)', model.shardMetadata, true) : null,
+    sharded && model.shards ? shardTable(model.shards) : null,
+  ].filter((node) => node !== null))
+  section.hidden = false
+}
+
+/** 1,234,567,890 as "1.23 B". @param {number} n */
+function compactCount(n) {
+  if (n < 10_000) return formatCount(n)
+  const units = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'k']]
+  for (const [size, unit] of units) {
+    if (n >= /** @type {number} */ (size)) {
+      const v = n / /** @type {number} */ (size)
+      return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${unit}`
+    }
+  }
+  return formatCount(n)
+}
+
+/**
+ * @param {string} title
+ * @param {Record<string, unknown> | null} metadata
+ * @param {boolean} [hideWhenEmpty]
+ */
+function metadataBlock(title, metadata, hideWhenEmpty = false) {
+  const entries = Object.entries(metadata ?? {})
+  if (entries.length === 0 && hideWhenEmpty) return null
+  return el('details', { class: 'metadata', open: entries.length > 0 && entries.length <= 12 },
+    el('summary', {}, el('h3', { text: title }), el('span', { class: 'muted', text: entries.length ? `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}` : 'none' })),
+    entries.length ? el('dl', { class: 'metadata-list' }, entries.map(([key, value]) => {
+      const text = typeof value === 'string' ? formatMetadataValue(value) : JSON.stringify(value, null, 2)
+      const multiline = text.includes('\n') || text.length > 80
+      return el('div', { class: 'metadata-entry' },
+        el('dt', { class: 'mono', text: key }),
+        el('dd', {}, multiline ? el('pre', { class: 'metadata-value', tabindex: 0, text }) : el('span', { class: 'mono', text })))
+    })) : el('p', { class: 'muted', text: 'This file has no __metadata__.' }))
+}
+
+/** @param {import('./model.js').ShardSummary[]} shards */
+function shardTable(shards) {
+  return el('details', { class: 'shards', open: shards.length <= 8 },
+    el('summary', {}, el('h3', { text: 'Shards' }), el('span', { class: 'muted', text: `${shards.length}` })),
+    el('div', { class: 'table-scroll' }, el('table', { class: 'plain-table' },
+      el('thead', {}, el('tr', {}, ['file', 'size', 'header', 'tensors'].map((h, i) => el('th', { scope: 'col', class: i ? 'num' : '', text: h })))),
+      el('tbody', {}, shards.map((s) => el('tr', {},
+        el('td', { class: 'mono', text: s.path }),
+        el('td', { class: 'num', text: formatBytes(s.byteLength) }),
+        el('td', { class: 'num', text: formatBytes(s.headerLength) }),
+        el('td', { class: 'num', text: formatCount(s.tensors) })))))))
+}

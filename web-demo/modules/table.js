@@ -1,0 +1,152 @@
+/**
+ * The tensor table: sortable columns (click a header), rows selectable with the mouse or the
+ * keyboard (a grid with one focusable row: arrows, Home/End and Page Up/Down move, Enter or Space
+ * selects).
+ */
+import { el } from './dom.js'
+import { formatBytes, formatCount, formatShape } from './format.js'
+
+/** Rows drawn at most; a search narrows the rest down. */
+const MAX_ROWS = 2000
+const collator = new Intl.Collator('en', { numeric: true })
+
+/**
+ * @typedef {import('./model.js').Row} Row
+ * @typedef {{ key: string, label: string, numeric?: boolean, compare: (a: Row, b: Row) => number,
+ *   cell: (r: Row) => string, className?: string }} Column
+ */
+
+/** @type {Column[]} */
+const COLUMNS = [
+  { key: 'name', label: 'Name', compare: (a, b) => collator.compare(a.name, b.name), cell: (r) => r.name, className: 'name' },
+  { key: 'dtype', label: 'dtype', compare: (a, b) => collator.compare(a.dtype, b.dtype) || a.order - b.order, cell: (r) => r.dtype, className: 'mono' },
+  { key: 'shape', label: 'Shape', compare: (a, b) => a.shape.length - b.shape.length || a.elements - b.elements || a.order - b.order, cell: (r) => formatShape(r.shape), className: 'mono' },
+  { key: 'byteLength', label: 'Size', numeric: true, compare: (a, b) => a.byteLength - b.byteLength || a.order - b.order, cell: (r) => formatBytes(r.byteLength) },
+  { key: 'byteOffset', label: 'Offset', numeric: true, compare: (a, b) => a.order - b.order, cell: (r) => formatCount(r.byteOffset), className: 'col-offset' },
+]
+const SHARD_COLUMN = /** @type {Column} */ ({
+  key: 'shard', label: 'Shard', compare: (a, b) => collator.compare(a.shard ?? '', b.shard ?? '') || a.order - b.order,
+  cell: (r) => shortShard(r.shard ?? ''), className: 'mono col-shard',
+})
+
+/** model-00001-of-00003.safetensors as 1/3 when the name follows the usual pattern. @param {string} path */
+function shortShard(path) {
+  const m = /-(\d+)-of-(\d+)\.safetensors$/.exec(path)
+  return m ? `${Number(m[1])}/${Number(m[2])}` : path
+}
+
+/**
+ * A dotted name that may wrap after each dot: model.<wbr>layers.<wbr>3.<wbr>mlp…
+ * @param {string} name
+ */
+function breakable(name) {
+  const span = el('span', { class: 'mono' })
+  name.split('.').forEach((part, i, parts) => {
+    span.append(i < parts.length - 1 ? `${part}.` : part)
+    if (i < parts.length - 1) span.append(document.createElement('wbr'))
+  })
+  return span
+}
+
+export class TensorTable {
+  /** @param {(name: string) => void} onSelect */
+  constructor(onSelect) {
+    this.onSelect = onSelect
+    /** @type {Row[]} */
+    this.rows = []
+    /** @type {Column[]} */
+    this.columns = COLUMNS
+    this.sort = { key: 'byteOffset', direction: 1 }
+    /** @type {string | null} */
+    this.selected = null
+    this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true' })
+    this.note = el('p', { class: 'muted table-note', hidden: true })
+    this.element = el('div', { class: 'table-scroll tensor-table-scroll' }, this.table)
+    this.wrapper = el('div', {}, this.element, this.note)
+    this.table.addEventListener('keydown', (e) => this.#onKey(e))
+    this.table.addEventListener('click', (e) => {
+      const tr = /** @type {HTMLElement} */ (e.target).closest('tbody tr')
+      if (tr instanceof HTMLElement && tr.dataset.name !== undefined) {
+        this.#focusRow(tr)
+        this.onSelect(tr.dataset.name)
+      }
+    })
+  }
+
+  /** @param {Row[]} rows the rows to show (already filtered) @param {boolean} sharded */
+  show(rows, sharded) {
+    this.rows = rows
+    this.columns = sharded ? [...COLUMNS, SHARD_COLUMN] : COLUMNS
+    this.#draw()
+  }
+
+  /** Marks the selected row. @param {string | null} name */
+  select(name) {
+    this.selected = name
+    for (const tr of this.table.querySelectorAll('tbody tr')) {
+      const on = /** @type {HTMLElement} */ (tr).dataset.name === name
+      tr.setAttribute('aria-selected', String(on))
+    }
+  }
+
+  /** Puts the keyboard focus on the current (or first) row. */
+  focus() {
+    const row = /** @type {HTMLElement | null} */ (this.table.querySelector('tbody tr[tabindex="0"]'))
+    row?.focus()
+  }
+
+  #draw() {
+    const column = this.columns.find((c) => c.key === this.sort.key) ?? this.columns[0]
+    const sorted = this.rows.slice().sort((a, b) => this.sort.direction * column.compare(a, b))
+    const shown = sorted.slice(0, MAX_ROWS)
+    const head = el('thead', {}, el('tr', {}, this.columns.map((c) => {
+      const active = c.key === this.sort.key
+      return el('th', {
+        scope: 'col', class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim(),
+        'aria-sort': active ? (this.sort.direction > 0 ? 'ascending' : 'descending') : 'none',
+      }, el('button', {
+        type: 'button', class: 'sort-button', dataset: { key: c.key },
+        onclick: () => {
+          this.sort = { key: c.key, direction: active ? -this.sort.direction : 1 }
+          this.#draw()
+        },
+      }, c.label, el('span', { class: 'sort-mark', 'aria-hidden': 'true', text: active ? (this.sort.direction > 0 ? '▲' : '▼') : '' })))
+    })))
+    const focusName = this.selected !== null && shown.some((r) => r.name === this.selected) ? this.selected : shown[0]?.name
+    const body = el('tbody', {}, shown.map((r) => el('tr', {
+      dataset: { name: r.name },
+      tabindex: r.name === focusName ? '0' : '-1',
+      'aria-selected': String(r.name === this.selected),
+    }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() },
+      c.key === 'name' ? breakable(r.name) : c.cell(r))))))
+    this.table.setAttribute('aria-rowcount', String(this.rows.length + 1))
+    this.table.replaceChildren(head, body)
+    this.note.hidden = sorted.length <= MAX_ROWS
+    this.note.textContent = `Showing the first ${formatCount(MAX_ROWS)} of ${formatCount(sorted.length)} tensors: filter to narrow them down.`
+  }
+
+  /** @param {HTMLElement} tr */
+  #focusRow(tr) {
+    for (const other of this.table.querySelectorAll('tbody tr[tabindex="0"]')) other.setAttribute('tabindex', '-1')
+    tr.setAttribute('tabindex', '0')
+    tr.focus()
+  }
+
+  /** @param {KeyboardEvent} e */
+  #onKey(e) {
+    const tr = /** @type {HTMLElement} */ (e.target).closest('tbody tr')
+    if (!(tr instanceof HTMLElement)) return
+    const rows = /** @type {HTMLElement[]} */ ([...this.table.querySelectorAll('tbody tr')])
+    const at = rows.indexOf(tr)
+    const moves = /** @type {Record<string, number>} */ ({
+      ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: rows.length - 1, PageDown: at + 10, PageUp: at - 10,
+    })
+    if (e.key in moves) {
+      e.preventDefault()
+      this.#focusRow(rows[Math.max(0, Math.min(rows.length - 1, moves[e.key]))])
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault()
+      if (tr.dataset.name !== undefined) this.onSelect(tr.dataset.name)
+    }
+  }
+}

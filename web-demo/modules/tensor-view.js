@@ -1,0 +1,357 @@
+/**
+ * The selected tensor: fetches only its bytes (or, for a large one, only a slice), then shows
+ * its statistics, a histogram, a heatmap of a 2-D plane with its colour scale, and its first
+ * values. The wasm memory is freed as soon as the values are copied out.
+ */
+import { colourScale, drawHeatmap, drawHistogram, drawLegend } from './charts.js'
+import { el } from './dom.js'
+import { formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
+import { LARGE_TENSOR, defaultSlice, isInteger, planeOf, planeOffset, valueText } from './values.js'
+
+/**
+ * @typedef {import('./model.js').Row} Row
+ * @typedef {import('./model.js').Model} Model
+ * @typedef {import('../../js/index.js').Stats} Stats
+ * @typedef {{ row: Row, spec: string, dtype: string, shape: number[], byteLength: number, stats: Stats | null,
+ *   floats: Float32Array | null, exact: ArrayLike<number | bigint> | null, raw: Uint8Array | null }} Loaded
+ */
+
+const BINS = 64
+const TABLE_ROWS = 8
+const TABLE_COLS = 8
+const FLAT_VALUES = 64
+
+export class TensorView {
+  /** @type {Loaded | null} */
+  #loaded = null
+  /** @type {number[]} plane index for tensors of rank > 2 */
+  #planeIndex = []
+  #logScale = false
+  /** Counts loads, so that a load overtaken by a newer one drops its result. */
+  #loads = 0
+
+  /**
+   * @param {HTMLElement} section
+   * @param {import('./task.js').Tasks} tasks
+   * @param {(row: Row | null) => void} onShown called when a tensor is shown (null: cleared)
+   */
+  constructor(section, tasks, onShown) {
+    this.section = section
+    this.tasks = tasks
+    this.onShown = onShown
+    /** @type {Model | null} */
+    this.model = null
+    /** @type {Row | null} */
+    this.row = null
+    this.resizeObserver = new ResizeObserver(() => this.#redrawCharts())
+  }
+
+  /** @param {Model | null} model */
+  setModel(model) {
+    this.model = model
+    this.clear()
+  }
+
+  clear() {
+    this.row = null
+    this.#loaded = null
+    this.#loads++
+    this.resizeObserver.disconnect()
+    this.section.replaceChildren(el('div', { class: 'placeholder' },
+      el('h2', { id: 'tensor-title', text: 'No tensor selected' }),
+      el('p', { class: 'muted', text: 'Pick a tensor in the table or the tree (arrow keys and Enter work too). Only its bytes are fetched.' })))
+  }
+
+  /**
+   * Shows a tensor and fetches it (a leading block of it when it is large).
+   * @param {Row} row
+   */
+  async show(row) {
+    this.row = row
+    this.#loaded = null
+    this.#planeIndex = []
+    const spec = defaultSlice(row.shape, row.byteLength)
+    this.section.replaceChildren(this.#header(row), this.#sliceForm(row, spec), el('div', { class: 'result', 'aria-busy': 'true' }))
+    this.onShown(row)
+    await this.load(spec)
+  }
+
+  /**
+   * Fetches the shown tensor, or the slice `rawSpec` of it ('' for all of it).
+   * @param {string} rawSpec
+   */
+  async load(rawSpec) {
+    const row = this.row
+    const model = this.model
+    if (!row || !model) return
+    const spec = rawSpec.trim()
+    const load = ++this.#loads
+    const result = /** @type {HTMLElement} */ (this.section.querySelector('.result'))
+    result.setAttribute('aria-busy', 'true')
+    result.replaceChildren(el('p', { class: 'muted loading', text: spec ? `Fetching [${spec}] of this tensor…` : 'Fetching this tensor…' }))
+    const label = `Fetching ${row.name}${spec ? ` [${spec}]` : ''}`
+    const loaded = await this.tasks.run(label, async (signal, progress) => {
+      const options = { signal, onProgress: (/** @type {{ loaded: number, total: number }} */ p) => progress(p.loaded, p.total) }
+      const t = spec ? await model.file.slice(row.name, spec, options) : await model.file.tensor(row.name, options)
+      try {
+        return readValues(row, spec, t)
+      } finally {
+        t.dispose()
+      }
+    })
+    if (load !== this.#loads) return  // another tensor or slice was asked for meanwhile
+    result.removeAttribute('aria-busy')
+    if (!loaded) {
+      result.replaceChildren(el('p', { class: 'muted', text: 'Nothing loaded. Edit the slice or press Load to try again.' }))
+      return
+    }
+    this.#loaded = loaded
+    this.#renderResult(result, loaded)
+  }
+
+  /** @param {Row} row */
+  #header(row) {
+    const chip = (/** @type {string} */ label, /** @type {string} */ value) =>
+      el('div', { class: 'chip' }, el('dt', { text: label }), el('dd', { class: 'mono', text: value }))
+    const where = row.shard ? `${formatCount(row.byteOffset)} in ${row.shard}` : `${formatCount(row.byteOffset)} – ${formatCount(row.byteOffset + row.byteLength)}`
+    return el('header', { class: 'tensor-head' },
+      el('h2', { id: 'tensor-title', class: 'tensor-name mono', text: row.name }),
+      el('dl', { class: 'chips' },
+        chip('dtype', row.dtype),
+        chip('shape', formatShape(row.shape)),
+        chip('parameters', formatCount(row.elements)),
+        chip('size', formatBytes(row.byteLength)),
+        chip('bytes', where)))
+  }
+
+  /** @param {Row} row @param {string} spec */
+  #sliceForm(row, spec) {
+    const input = /** @type {HTMLInputElement} */ (el('input', {
+      id: 'slice-input', type: 'text', value: spec, spellcheck: 'false', autocomplete: 'off',
+      placeholder: row.shape.length ? `all of it, or e.g. ${row.shape.map((_, i) => (i === 0 ? '0:4' : ':')).join(', ')}` : 'a scalar: all of it',
+      'aria-describedby': 'slice-help',
+    }))
+    const large = row.byteLength > LARGE_TENSOR
+    const help = large
+      ? `This tensor is ${formatBytes(row.byteLength)}: only this leading block is fetched. Clear the box to fetch all of it.`
+      : 'Empty fetches the whole tensor. One index or start:stop per leading dimension; only those bytes are fetched.'
+    return el('form', {
+      class: 'slice-form',
+      onsubmit: (/** @type {Event} */ e) => {
+        e.preventDefault()
+        this.#planeIndex = []
+        this.load(input.value)
+      },
+    },
+    el('label', { for: 'slice-input', text: 'Slice' }),
+    el('div', { class: 'input-row' }, input, el('button', { type: 'submit', text: 'Load' })),
+    el('p', { id: 'slice-help', class: `hint${large ? ' hint-large' : ''}`, text: help }))
+  }
+
+  /** @param {HTMLElement} result @param {Loaded} data */
+  #renderResult(result, data) {
+    const s = data.stats
+    const what = data.spec ? `Slice [${data.spec}] of shape ${formatShape(data.shape)}` : `The whole tensor, shape ${formatShape(data.shape)}`
+    const stat = (/** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ title = value, warn = false) =>
+      el('div', { class: `stat${warn ? ' stat-warn' : ''}` }, el('dt', { text: label }), el('dd', { class: 'mono', title, text: value }))
+    const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(s?.count ?? data.byteLength)} values, ${formatBytes(data.byteLength)}.`)]
+    if (s) {
+      const counted = (/** @type {number} */ n) => `${formatCount(n)}${n ? ` (${formatPercent(n, s.count)})` : ''}`
+      parts.push(el('dl', { class: 'stats-grid', 'aria-label': 'Statistics' },
+        stat('min', formatValue(s.min), String(s.min)),
+        stat('max', formatValue(s.max), String(s.max)),
+        stat('mean', formatValue(s.mean), String(s.mean)),
+        stat('std', formatValue(s.std), String(s.std)),
+        stat('NaN', counted(s.nanCount), undefined, s.nanCount > 0),
+        stat('Inf', counted(s.infCount), undefined, s.infCount > 0),
+        stat('zeros', counted(s.zeroCount)),
+        stat('finite', s.finiteCount === s.count ? 'all' : counted(s.finiteCount))))
+      if (data.dtype === 'C64') parts.push(el('p', { class: 'hint', text: 'Statistics and histogram cover real and imaginary parts together; the heatmap shows magnitudes.' }))
+    } else {
+      parts.push(el('p', { class: 'hint', text: `${data.dtype} values are packed bits with no fixed layout yet: showing raw bytes.` }))
+    }
+    parts.push(el('div', { class: 'charts' }, this.#histogramFigure(data), this.#heatmapFigure(data)))
+    parts.push(this.#valuesSection(data))
+    result.replaceChildren(...parts)
+    this.resizeObserver.disconnect()
+    this.resizeObserver.observe(result)
+    this.#redrawCharts()
+  }
+
+  /** @param {Loaded} data */
+  #histogramFigure(data) {
+    const s = data.stats
+    const figure = el('figure', { class: 'histogram' })
+    const title = el('figcaption', {}, el('span', { class: 'figure-title', text: 'Histogram' }))
+    if (!s || s.finiteCount === 0 || s.histogram.min === s.histogram.max) {
+      const text = !s ? 'No values to count.' : s.finiteCount === 0 ? 'No finite values.' : `Every finite value is ${formatValue(s.histogram.min)}.`
+      figure.append(title, el('p', { class: 'muted chart-empty', text }))
+      return figure
+    }
+    const log = /** @type {HTMLInputElement} */ (el('input', { type: 'checkbox', id: 'histogram-log', checked: this.#logScale }))
+    log.addEventListener('change', () => {
+      this.#logScale = log.checked
+      this.#redrawCharts()
+    })
+    title.append(el('label', { class: 'toggle', for: 'histogram-log' }, log, ' log scale'))
+    const h = s.histogram
+    const canvas = el('canvas', { class: 'histogram-canvas', role: 'img', 'aria-label': `Histogram of ${formatCount(s.finiteCount)} finite values from ${formatValue(h.min)} to ${formatValue(h.max)} in ${BINS} bins` })
+    const info = el('p', { class: 'chart-info muted', 'aria-live': 'off', text: `${BINS} bins of ${formatValue((h.max - h.min) / BINS)}. Hover for counts.` })
+    const zero = h.min < 0 && h.max > 0 ? el('span', { class: 'axis-zero', style: `left: ${(100 * -h.min) / (h.max - h.min)}%`, text: '0' }) : null
+    const axis = el('div', { class: 'axis mono' }, el('span', { text: formatValue(h.min) }), zero, el('span', { text: formatValue(h.max) }))
+    canvas.addEventListener('mousemove', (e) => {
+      const rect = canvas.getBoundingClientRect()
+      const bin = Math.min(BINS - 1, Math.max(0, Math.floor(((e.clientX - rect.left) / rect.width) * BINS)))
+      const width = (h.max - h.min) / BINS
+      info.textContent = `[${formatValue(h.min + bin * width)}, ${formatValue(h.min + (bin + 1) * width)}): ${formatCount(h.counts[bin])} values`
+      drawHistogram(/** @type {HTMLCanvasElement} */ (canvas), h, { log: this.#logScale, highlight: bin })
+    })
+    canvas.addEventListener('mouseleave', () => drawHistogram(/** @type {HTMLCanvasElement} */ (canvas), h, { log: this.#logScale }))
+    figure.append(title, canvas, axis, info)
+    return figure
+  }
+
+  /** @param {Loaded} data */
+  #heatmapFigure(data) {
+    const figure = el('figure', { class: 'heatmap' })
+    const title = el('figcaption', {}, el('span', { class: 'figure-title', text: 'Heatmap' }))
+    figure.append(title)
+    const shape = data.shape
+    if (!data.floats || shape.length < 2) {
+      figure.append(el('p', { class: 'muted chart-empty', text: !data.floats ? 'No decoded values to draw.' : 'A heatmap needs at least two dimensions; this has ' + (shape.length === 0 ? 'none (a scalar).' : 'one.') }))
+      return figure
+    }
+    if (shape[shape.length - 1] === 0 || shape[shape.length - 2] === 0 || shape.some((d) => d === 0)) {
+      figure.append(el('p', { class: 'muted chart-empty', text: 'This tensor has no values.' }))
+      return figure
+    }
+    if (shape.length > 2) figure.append(this.#planePicker(shape))
+    figure.append(
+      el('canvas', { class: 'heatmap-canvas', role: 'img', 'aria-label': 'Heatmap' }),
+      el('div', { class: 'legend' },
+        el('span', { class: 'legend-lo mono' }),
+        el('canvas', { class: 'legend-canvas', 'aria-hidden': 'true' }),
+        el('span', { class: 'legend-hi mono' })),
+      el('p', { class: 'chart-info muted heatmap-info' }))
+    return figure
+  }
+
+  /** Index inputs for the dimensions before the last two. @param {number[]} shape */
+  #planePicker(shape) {
+    const lead = shape.slice(0, -2)
+    while (this.#planeIndex.length < lead.length) this.#planeIndex.push(0)
+    return el('div', { class: 'plane-picker' },
+      el('span', { class: 'muted', text: 'Plane ' }),
+      el('span', { class: 'mono', text: '[' }),
+      lead.map((d, i) => {
+        const input = /** @type {HTMLInputElement} */ (el('input', {
+          type: 'number', min: 0, max: d - 1, step: 1, value: this.#planeIndex[i], class: 'plane-index',
+          'aria-label': `Index of dimension ${i} (0 to ${d - 1})`,
+        }))
+        input.addEventListener('change', () => {
+          const v = Math.max(0, Math.min(d - 1, Math.floor(Number(input.value) || 0)))
+          input.value = String(v)
+          this.#planeIndex[i] = v
+          this.#redrawCharts()
+          this.#refreshValues()
+        })
+        return el('span', { class: 'plane-dim' }, input, el('span', { class: 'mono', text: ',' }))
+      }),
+      el('span', { class: 'mono', text: ' :, :]' }))
+  }
+
+  /** @param {Loaded} data */
+  #valuesSection(data) {
+    return el('section', { class: 'values', 'aria-labelledby': 'values-title' },
+      el('h3', { id: 'values-title', text: 'First values' }),
+      el('div', { class: 'table-scroll' }, valuesTable(data, this.#planeIndex)))
+  }
+
+  #refreshValues() {
+    const data = this.#loaded
+    const holder = this.section.querySelector('.values .table-scroll')
+    if (data && holder) holder.replaceChildren(valuesTable(data, this.#planeIndex))
+  }
+
+  #redrawCharts() {
+    const data = this.#loaded
+    if (!data) return
+    const histogram = /** @type {HTMLCanvasElement | null} */ (this.section.querySelector('.histogram-canvas'))
+    if (histogram && data.stats) drawHistogram(histogram, data.stats.histogram, { log: this.#logScale })
+    const heatmap = /** @type {HTMLCanvasElement | null} */ (this.section.querySelector('.heatmap-canvas'))
+    if (!heatmap || !data.floats) return
+    const plane = planeOf(data.floats, data.shape, this.#planeIndex, data.dtype === 'C64')
+    if (!plane) return
+    const scale = colourScale(plane.values)
+    const cells = drawHeatmap(heatmap, plane, scale)
+    drawLegend(/** @type {HTMLCanvasElement} */ (this.section.querySelector('.legend-canvas')), scale)
+    const lo = /** @type {HTMLElement} */ (this.section.querySelector('.legend-lo'))
+    const hi = /** @type {HTMLElement} */ (this.section.querySelector('.legend-hi'))
+    lo.textContent = scale.kind === 'constant' ? formatValue(scale.lo) : `${scale.clipped ? '≤ ' : ''}${formatValue(scale.lo)}`
+    hi.textContent = scale.kind === 'constant' ? '' : `${scale.clipped ? '≥ ' : ''}${formatValue(scale.hi)}`
+    const notes = [`${formatCount(plane.rows)} × ${formatCount(plane.cols)}`]
+    if (cells.cellRows > 1 || cells.cellCols > 1) notes.push(`each pixel averages up to ${Math.ceil(cells.cellRows)} × ${Math.ceil(cells.cellCols)} values`)
+    if (scale.kind === 'diverging') notes.push('blue negative, red positive')
+    if (scale.kind === 'constant') notes.push('every value is the same')
+    if (scale.clipped) notes.push('colours clipped at the 0.5th and 99.5th percentiles')
+    if (scale.nan) notes.push('black: NaN')
+    const info = /** @type {HTMLElement} */ (this.section.querySelector('.heatmap-info'))
+    info.textContent = `${notes.join('; ')}.`
+    heatmap.setAttribute('aria-label', `Heatmap of a ${plane.rows} by ${plane.cols} plane, colour scale from ${formatValue(scale.lo)} to ${formatValue(scale.hi)}`)
+    heatmap.dataset.drawn = 'true'
+  }
+}
+
+/**
+ * Copies what the page needs out of a tensor (the caller then frees its wasm memory).
+ * @param {Row} row @param {string} spec @param {import('../../js/index.js').Tensor} t
+ * @returns {Loaded}
+ */
+function readValues(row, spec, t) {
+  const decodable = !t.dtype.startsWith('F6')
+  return {
+    row, spec, dtype: t.dtype, shape: t.shape.map(Number), byteLength: t.byteLength,
+    stats: decodable ? t.stats({ bins: BINS }) : null,
+    floats: decodable ? t.toFloat32() : null,
+    exact: isInteger(t.dtype) ? t.copy() : null,
+    raw: decodable ? null : t.bytes.slice(0, FLAT_VALUES),
+  }
+}
+
+/**
+ * The first values: a grid of the plane's top-left corner for 2-D and up, else a run of values.
+ * @param {Loaded} data @param {number[]} planeIndex
+ */
+function valuesTable(data, planeIndex) {
+  const shape = data.shape
+  const count = shape.reduce((a, b) => a * b, 1)
+  if (count === 0) return el('p', { class: 'muted', text: 'No values.' })
+  const cell = (/** @type {number} */ i) => {
+    const v = valueText(data, i)
+    return el('td', { class: 'num mono', title: v.full, text: v.text })
+  }
+  if (shape.length >= 2 && data.floats) {
+    const rows = shape[shape.length - 2]
+    const cols = shape[shape.length - 1]
+    const offset = planeOffset(shape, planeIndex)
+    const r = Math.min(rows, TABLE_ROWS)
+    const c = Math.min(cols, TABLE_COLS)
+    const lead = planeIndex.slice(0, shape.length - 2)
+    return el('table', { class: 'values-table', 'aria-label': `Values [${[...lead, `0:${r}`, `0:${c}`].join(', ')}]` },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col', class: 'corner', text: '' }),
+        Array.from({ length: c }, (_, j) => el('th', { scope: 'col', class: 'num', text: String(j) })),
+        cols > c ? el('th', { scope: 'col', class: 'more', text: `… ${formatCount(cols)}` }) : null)),
+      el('tbody', {}, Array.from({ length: r }, (_, i) => el('tr', {},
+        el('th', { scope: 'row', class: 'num', text: String(i) }),
+        Array.from({ length: c }, (_, j) => cell(offset + i * cols + j)),
+        cols > c ? el('td', { class: 'more', text: '…' }) : null)),
+      rows > r ? el('tr', {}, el('th', { scope: 'row', class: 'more', text: '⋮' }), el('td', { colspan: c + (cols > c ? 1 : 0), class: 'more', text: `${formatCount(rows - r)} more rows` })) : null))
+  }
+  const n = Math.min(count, FLAT_VALUES, data.floats || data.exact ? count : (data.raw?.length ?? 0))
+  const perRow = 8
+  return el('table', { class: 'values-table', 'aria-label': `The first ${n} values` },
+    count > n ? el('caption', { class: 'muted', text: `${formatCount(n)} of ${formatCount(count)} values` }) : null,
+    el('tbody', {}, Array.from({ length: Math.ceil(n / perRow) }, (_, i) => el('tr', {},
+      el('th', { scope: 'row', class: 'num', text: String(i * perRow) }),
+      Array.from({ length: Math.min(perRow, n - i * perRow) }, (_, j) => cell(i * perRow + j))))))
+}

@@ -1,0 +1,346 @@
+#!/usr/bin/env node
+/**
+ * The inspector's static server: web-demo/, js/, dist/ and the generated samples (build/sample/,
+ * served at /sample/) on 127.0.0.1, with what a ranged reader needs: single byte ranges (206,
+ * Content-Range, 416), a strong ETag with If-Range, Last-Modified, HEAD, and CORS (any origin,
+ * Range/If-Range/Authorization allowed in preflights, Content-Range and ETag exposed).
+ *
+ *   node web-demo/serve.js [--port 8080] [--host 127.0.0.1] [--quiet]
+ *
+ * Also a module for the browser tests (startServer): in-memory files, per-path quirks (added
+ * latency, throttled bodies, a server that ignores Range, one that hides Content-Range from
+ * scripts, one that wants a token) and a count of the requests and body bytes it sent.
+ */
+import { open as fsOpen } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import { extname, join, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const REPO = fileURLToPath(new URL('..', import.meta.url))
+
+/** URL prefix -> folder of the repository. The page imports ../js/index.js, which imports
+ * ../dist/safetensors_core.mjs: the three keep their relative places. */
+export const MOUNTS = Object.freeze({
+  '/web-demo/': 'web-demo',
+  '/js/': 'js',
+  '/dist/': 'dist',
+  '/sample/': 'build/sample',
+})
+
+/** Where the bundled sample is served (the page's "Open the sample" button). */
+export const SAMPLE_PATH = '/sample/tiny-llama.safetensors'
+export const SHARDED_SAMPLE_PATH = '/sample/sharded/model.safetensors.index.json'
+
+const TYPES = /** @type {Record<string, string>} */ ({
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.ts': 'text/plain; charset=utf-8',
+  '.map': 'application/json',
+})
+
+/** @param {string} path */
+const typeOf = (path) => TYPES[extname(path)] ?? 'application/octet-stream'
+
+const EXPOSED = 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges, Retry-After'
+const CHUNK = 64 * 1024
+
+/**
+ * @typedef {{
+ *   latency?: number,          // ms before answering
+ *   bytesPerSecond?: number,   // throttle the body
+ *   ignoreRange?: boolean,     // answer 200 with the whole file, as some servers do
+ *   noExpose?: boolean,        // omit Access-Control-Expose-Headers (a misconfigured CDN)
+ *   auth?: string,             // answer 401 unless Authorization is exactly this
+ * }} Quirks
+ * @typedef {{ size: number, mtimeMs: number, type: string, read: (out: Uint8Array, position: number) => Promise<number>,
+ *   close: () => Promise<void> }} Body  a file on disk or in memory
+ * @typedef {{ method: string, path: string, range: string | null, status: number, bytes: number }} LogEntry
+ */
+
+/**
+ * Starts the server. `port` 0 picks a free port.
+ * @param {{ port?: number, host?: string, quiet?: boolean, exposeHeaders?: boolean,
+ *   onRequest?: (entry: LogEntry) => void }} [options]
+ */
+export async function startServer(options = {}) {
+  const host = options.host ?? '127.0.0.1'
+  /** @type {Map<string, Uint8Array>} */
+  const memory = new Map()
+  /** @type {{ prefix: string, quirks: Quirks }[]} */
+  const quirkList = []
+  /** @type {{ requests: number, bytes: number, log: LogEntry[] }} */
+  const stats = { requests: 0, bytes: 0, log: [] }
+  const memoryTime = Date.now()
+
+  /** @param {string} path @returns {Quirks} every quirk whose prefix matches, later ones winning */
+  const quirksFor = (path) => Object.assign({}, ...quirkList.filter((q) => path.startsWith(q.prefix)).map((q) => q.quirks))
+
+  /** @param {string} path @returns {Promise<Body | null>} */
+  async function find(path) {
+    const bytes = memory.get(path)
+    if (bytes) {
+      return {
+        size: bytes.length, mtimeMs: memoryTime, type: typeOf(path), close: async () => {},
+        read: async (out, position) => {
+          const piece = bytes.subarray(position, position + out.length)
+          out.set(piece)
+          return piece.length
+        },
+      }
+    }
+    const mount = Object.keys(MOUNTS).find((m) => path.startsWith(m))
+    if (!mount) return null
+    const root = resolve(REPO, MOUNTS[/** @type {keyof typeof MOUNTS} */ (mount)])
+    let rel = path.slice(mount.length)
+    if (rel === '' || rel.endsWith('/')) rel += 'index.html'
+    const full = resolve(root, rel)
+    if (!full.startsWith(root + sep)) return null
+    let handle
+    try {
+      handle = await fsOpen(full, 'r')
+      const info = await handle.stat()
+      if (!info.isFile()) {
+        await handle.close()
+        return null
+      }
+      const fh = handle
+      return {
+        size: info.size, mtimeMs: info.mtimeMs, type: typeOf(full), close: () => fh.close(),
+        read: async (out, position) => (await fh.read(out, 0, out.length, position)).bytesRead,
+      }
+    } catch {
+      await handle?.close()
+      return null
+    }
+  }
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    let path
+    try {
+      path = decodeURIComponent(url.pathname)
+    } catch {
+      path = '\0'
+    }
+    const quirks = quirksFor(path)
+    /** @type {LogEntry} */
+    const entry = { method: req.method ?? 'GET', path, range: req.headers.range ?? null, status: 0, bytes: 0 }
+    const cors = /** @type {Record<string, string>} */ ({ 'Access-Control-Allow-Origin': '*' })
+    if (options.exposeHeaders !== false && !quirks.noExpose) cors['Access-Control-Expose-Headers'] = EXPOSED
+    /** @param {number} status @param {Record<string, string | number>} [headers] @param {string} [text] */
+    const answer = (status, headers = {}, text) => {
+      entry.status = status
+      res.writeHead(status, { ...cors, 'Cache-Control': 'no-store', ...headers })
+      res.end(text)
+    }
+    res.on('close', () => options.onRequest?.(entry))
+
+    if (req.method === 'OPTIONS') {
+      return answer(204, {
+        'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+        'Access-Control-Allow-Headers': 'Range, If-Range, Authorization',
+        'Access-Control-Max-Age': 600,
+      })
+    }
+    stats.requests++
+    stats.log.push(entry)
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, { Allow: 'GET, HEAD, OPTIONS' })
+    if (quirks.latency) await new Promise((r) => setTimeout(r, quirks.latency))
+    if (path === '/') return answer(302, { Location: '/web-demo/' })
+    if (quirks.auth !== undefined && req.headers.authorization !== quirks.auth)
+      return answer(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer' }, 'a token is needed\n')
+    if (path.includes('\0') || path.split('/').includes('..')) return answer(400, {}, 'bad path\n')
+    const body = await find(path)
+    if (!body) return answer(404, { 'Content-Type': 'text/plain' }, 'not found\n')
+    try {
+      await send(req, res, body, quirks, entry, cors)
+    } finally {
+      await body.close()
+    }
+  })
+
+  /**
+   * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res
+   * @param {Body} body @param {Quirks} quirks @param {LogEntry} entry
+   * @param {Record<string, string>} cors
+   */
+  async function send(req, res, body, quirks, entry, cors) {
+    const { size } = body
+    const etag = `"${size.toString(16)}-${Math.floor(body.mtimeMs).toString(16)}"`
+    const headers = /** @type {Record<string, string | number>} */ ({
+      ...cors,
+      'Cache-Control': 'no-store',
+      'Content-Type': body.type,
+      'Accept-Ranges': quirks.ignoreRange ? 'none' : 'bytes',
+      ETag: etag,
+      'Last-Modified': new Date(body.mtimeMs).toUTCString(),
+    })
+    let range = quirks.ignoreRange ? null : parseRange(req.headers.range, size)
+    const ifRange = req.headers['if-range']
+    if (range && ifRange !== undefined && ifRange !== etag) range = null  // changed: whole file
+    if (range === 'unsatisfiable') {
+      entry.status = 416
+      res.writeHead(416, { ...headers, 'Content-Range': `bytes */${size}` })
+      return void res.end()
+    }
+    const [start, end] = range ?? [0, size]
+    if (range) headers['Content-Range'] = `bytes ${start}-${end - 1}/${size}`
+    headers['Content-Length'] = end - start
+    entry.status = range ? 206 : 200
+    res.writeHead(entry.status, headers)
+    if (req.method === 'HEAD') return void res.end()
+    const count = (/** @type {number} */ n) => {
+      entry.bytes += n
+      stats.bytes += n
+    }
+    await writeBody(res, body, start, end, quirks.bytesPerSecond ?? 0, count)
+    res.end()
+  }
+
+  await new Promise((resolveListen, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject)
+      resolveListen(undefined)
+    })
+  })
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address())
+  const origin = `http://${host}:${address.port}`
+  return {
+    origin,
+    port: address.port,
+    /** The inspector page, optionally opening `src` (?url=). @param {string} [src] */
+    pageUrl(src) {
+      const query = src === undefined ? '' : `?url=${encodeURIComponent(src).replace(/%2F/g, '/').replace(/%3A/g, ':')}`
+      return `${origin}/web-demo/${query}`
+    },
+    /** @param {string} path */
+    url(path) { return origin + path },
+    stats,
+    /** Bytes sent for paths starting with `prefix`. @param {string} prefix */
+    bytesFor(prefix) { return stats.log.filter((e) => e.path.startsWith(prefix)).reduce((n, e) => n + e.bytes, 0) },
+    /** @param {string} prefix */
+    requestsFor(prefix) { return stats.log.filter((e) => e.path.startsWith(prefix)).length },
+    resetStats() { Object.assign(stats, { requests: 0, bytes: 0, log: [] }) },
+    /** Serves `bytes` at `path` (any path, mounted or not). @param {string} path @param {Uint8Array} bytes */
+    addFile(path, bytes) { memory.set(path, bytes) },
+    /** @param {string} prefix paths it applies to @param {Quirks} quirks */
+    addQuirks(prefix, quirks) { quirkList.push({ prefix, quirks }) },
+    clearQuirks() { quirkList.length = 0 },
+    close() {
+      server.closeAllConnections()
+      return new Promise((r) => server.close(() => r(undefined)))
+    },
+  }
+}
+
+/**
+ * One range of a Range header as [start, end); null means the whole file (no header, a form
+ * this server does not do, such as several ranges: RFC 9110 lets it answer 200).
+ * @param {string | undefined} header
+ * @param {number} size
+ * @returns {[number, number] | 'unsatisfiable' | null}
+ */
+export function parseRange(header, size) {
+  const m = header === undefined ? null : /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header)
+  if (!m || (m[1] === '' && m[2] === '')) return null
+  if (m[1] === '') {
+    const n = Math.min(Number(m[2]), size)
+    return n === 0 ? 'unsatisfiable' : [size - n, size]
+  }
+  const start = Number(m[1])
+  if (start >= size) return 'unsatisfiable'
+  const end = m[2] === '' ? size : Math.min(Number(m[2]) + 1, size)
+  return end <= start ? null : [start, end]
+}
+
+/**
+ * Writes bytes [start, end) of `body` in 64 KiB pieces, honouring backpressure and the throttle;
+ * stops when the client goes away.
+ * @param {import('node:http').ServerResponse} res @param {Body} body @param {number} start
+ * @param {number} end @param {number} bytesPerSecond 0: as fast as possible
+ * @param {(n: number) => void} count
+ */
+async function writeBody(res, body, start, end, bytesPerSecond, count) {
+  const chunk = bytesPerSecond ? Math.max(1024, Math.min(CHUNK, Math.floor(bytesPerSecond / 10))) : CHUNK
+  for (let at = start; at < end && !res.destroyed;) {
+    const piece = new Uint8Array(Math.min(chunk, end - at))
+    const n = await body.read(piece, at)
+    if (n <= 0) break
+    at += n
+    count(n)
+    res.write(piece.subarray(0, n))
+    if (bytesPerSecond) await new Promise((r) => setTimeout(r, (n / bytesPerSecond) * 1000))
+    // Asked after the pause: 'drain' may have come and gone during it.
+    if (res.writableNeedDrain && !res.destroyed) {
+      await new Promise((r) => {
+        const go = () => {
+          res.off('drain', go)
+          res.off('close', go)
+          r(undefined)
+        }
+        res.on('drain', go)
+        res.on('close', go)
+      })
+    }
+  }
+}
+
+/** @param {string[]} argv */
+async function main(argv) {
+  const value = (/** @type {string} */ flag) => {
+    const i = argv.indexOf(flag)
+    return i >= 0 ? argv[i + 1] : undefined
+  }
+  const host = value('--host') ?? '127.0.0.1'
+  const quiet = argv.includes('--quiet')
+  const wanted = Number(value('--port') ?? process.env.PORT ?? 8080)
+  /** @param {LogEntry} e */
+  const onRequest = (e) => {
+    if (quiet || !/\.(safetensors|json)$/.test(e.path)) return
+    const range = e.range ? ` ${e.range}` : ''
+    process.stdout.write(`${e.method} ${e.path}${range} -> ${e.status}, ${e.bytes.toLocaleString('en-US')} bytes\n`)
+  }
+  let server
+  // The usual port, or the next free one (another inspector may be running), or any.
+  for (const port of [wanted, ...Array.from({ length: 9 }, (_, i) => wanted + 1 + i), 0]) {
+    try {
+      server = await startServer({ port, host, onRequest })
+      break
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EADDRINUSE') throw error
+    }
+  }
+  if (!server) throw new Error('no free port')
+  const s = server
+  process.stdout.write([
+    '',
+    'safetensors-wasm inspector',
+    `  ${s.pageUrl()}`,
+    `  the sample model:   ${s.pageUrl('../sample/tiny-llama.safetensors')}`,
+    `  a sharded sample:   ${s.pageUrl('../sample/sharded/model.safetensors.index.json')}`,
+    '',
+    `Serving web-demo/, js/, dist/ and build/sample/ (as /sample/) from ${join(REPO)} with Range support.`,
+    'Press Ctrl-C to stop.',
+    '',
+  ].join('\n'))
+  const stop = async () => {
+    await s.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((error) => {
+    process.stderr.write(`serve: ${error?.stack ?? error}\n`)
+    process.exitCode = 1
+  })
+}
