@@ -6,6 +6,7 @@
  */
 import { SafetensorsError } from '../js/index.js'
 import { TensorBrowser } from './modules/browser.js'
+import { isAwkward, renderAwkward } from './modules/awkward-view.js'
 import { byId } from './modules/dom.js'
 import { errorCard } from './modules/errors.js'
 import { fileLink, openLocal, openUrl } from './modules/model.js'
@@ -27,6 +28,7 @@ const ui = {
   notice: byId('notice'),
   empty: byId('empty'),
   summary: byId('summary'),
+  awkward: byId('awkward'),
   workspace: byId('workspace'),
   dropOverlay: byId('drop-overlay'),
 }
@@ -79,6 +81,7 @@ async function discard() {
   openedUrl = null
   view.setModel(null)
   ui.summary.hidden = true
+  ui.awkward.hidden = true
   ui.workspace.hidden = true
   ui.empty.hidden = false
   document.title = 'safetensors inspector'
@@ -95,6 +98,13 @@ function show(next) {
   meter.setTotal(next.byteLength)
   ui.empty.hidden = true
   renderSummary(ui.summary, next)
+  if (next.kind === 'file' && isAwkward(next.metadata)) {
+    // Its own small read (the first entries), beside whatever the user selects meanwhile.
+    const file = /** @type {import('../js/index.js').SafetensorsFile} */ (next.file)
+    renderAwkward(ui.awkward, file, new AbortController().signal).catch((error) => {
+      if (model === next) showError(error)
+    })
+  }
   view.setModel(next)
   browser.setRows(next.rows, next.kind === 'sharded')
   ui.workspace.hidden = false

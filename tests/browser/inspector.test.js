@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
-import { DTYPES, open, serialize } from '../../js/node.js'
+import { DTYPES, open, serialize, serializeAwkward } from '../../js/node.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
@@ -37,6 +37,12 @@ const expected = /** @type {{ tensors: number, parameters: number, downProj: imp
 const LARGE = '/large/wave.safetensors'  // one F32 [2048, 2304] tensor (18.9 MB) and a small one
 const SLOW = '/slow/wave.safetensors'
 const DOWN_PROJ = 'model.layers.0.mlp.down_proj.weight'
+const AWKWARD = '/awkward/events.safetensors'
+/** Ragged records with an optional string, as ak.to_safetensors would store them. */
+const AWKWARD_VALUES = Array.from({ length: 25 }, (_, i) => ({
+  hits: Array.from({ length: i % 4 }, (_, k) => i + k / 2),
+  label: i % 3 === 0 ? null : `event ${i}`,
+}))
 
 /** A smooth 2-D pattern, so that the heatmap screenshot shows structure. */
 function waveFile() {
@@ -97,6 +103,7 @@ before(async () => {
   server.addQuirks('/norange/', { ignoreRange: true })
   server.addFile('/bad/invalid.safetensors', invalidFile())
   server.addFile('/dtypes/all.safetensors', await allDtypesFile())
+  server.addFile(AWKWARD, await serializeAwkward(AWKWARD_VALUES))
   server.addFile('/private/model.safetensors', sampleBytes)
   server.addQuirks('/private/', { auth: 'Bearer hf_test_token' })
 
@@ -556,5 +563,19 @@ test('accessibility basics: every control is labelled, focus is visible, dark sc
   const outline = await page.evaluate(() => getComputedStyle(/** @type {Element} */ (document.activeElement)).outlineStyle)
   assert.notEqual(outline, 'none', 'the focused row shows a focus ring')
   await shoot(page, 'dark')
+  await done()
+})
+
+test('an awkward-array file shows its type, its form as a tree and its first entries', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(server.pageUrl(server.url(AWKWARD)))
+  await waitOpened(page)
+  await page.waitForSelector('#awkward:not([hidden])', { timeout: 15_000 })
+  assert.equal(await page.textContent('.awkward-type'), '25 * {hits: var * float64, label: ?string}')
+  const classes = await page.$$eval('.awkward-form .awkward-class', (els) => els.map((e) => e.textContent))
+  assert.deepEqual(classes, ['RecordArray', 'ListOffsetArray', 'NumpyArray', 'IndexedOptionArray', 'ListOffsetArray', 'NumpyArray'])
+  const entries = await page.$$eval('.awkward-entries li', (els) => els.map((e) => JSON.parse(e.textContent ?? '')))
+  assert.deepEqual(entries, AWKWARD_VALUES.slice(0, 10))
+  await shoot(page, 'awkward')
   await done()
 })
