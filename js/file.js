@@ -40,7 +40,18 @@ export async function openSource(source, options = {}) {
     core._free(ptr)
     ptr = 0
     ptr = heapAlloc(core, headerLength)
-    await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], { signal })
+    if (source.stream || source.readInto) {
+      await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], { signal })
+    } else {
+      // A source that only has `read` (bytes in memory, a Blob): one read, without the
+      // planning and the pool that readTargets sets up for many ranges.
+      const header = await source.read(8, headerLength, { signal })
+      throwIfAborted(signal)
+      if (header.length !== headerLength)
+        throw new SafetensorsError('ShortRead', `asked for ${headerLength} bytes at offset 8, the source gave ${header.length}`,
+          { offset: 8 + header.length })
+      heapView(core, ptr, headerLength).set(header)
+    }
     if (!parsed.parse(ptr, headerLength, fileLength)) throw fromCoreError(parsed.error())
     const table = new TensorTable(core, parsed, 8 + headerLength)
     return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false)

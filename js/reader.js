@@ -17,6 +17,9 @@ import { heapView } from './wasm.js'
  *   mergeGap?: number, concurrency?: number }} ReadOptions
  */
 
+/** Spans above this many bytes are read target by target (see readSpan). */
+const DIRECT_READ_SPAN = 1 << 20
+
 /**
  * Groups targets into read requests: sorted by offset, merged when the gap between them is at
  * most `mergeGap` bytes (reading a small gap costs less than another round trip).
@@ -78,11 +81,13 @@ async function readSpan(core, source, span, options, progress) {
     if (position !== span.offset + span.length) throw shortRead(span, position - span.offset)
     return
   }
-  const single = span.targets.length === 1 && span.targets[0].offset === span.offset &&
-    span.targets[0].length === span.length
-  if (source.readInto && single) {
-    await source.readInto(span.offset, span.length, (at, n) => heapView(core, span.targets[0].ptr + at, n), { signal })
-    progress(span.length)
+  // A source that reads into views (a Node file) reads straight into each target's heap bytes,
+  // unless the span is small enough that one read into a buffer beats many little ones.
+  if (source.readInto && (span.targets.length === 1 || span.length > DIRECT_READ_SPAN)) {
+    for (const t of span.targets) {
+      await source.readInto(t.offset, t.length, (at, n) => heapView(core, t.ptr + at, n), { signal })
+      progress(t.length)
+    }
     return
   }
   const bytes = await source.read(span.offset, span.length, { signal })

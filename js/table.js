@@ -77,9 +77,17 @@ export class TensorTable {
   get names() {
     if (!this.namesCache) {
       const names = new Array(this.count)
-      for (let i = 0; i < this.count; i++) {
-        const w = i * WORDS_PER_TENSOR
-        names[i] = this.#string(this.words[w + 4], this.words[w + 5])
+      const words = this.words
+      // One decode of the whole arena: when it is ASCII (as names nearly always are), every
+      // byte is one UTF-16 unit and each name is a slice of the text at its byte offsets.
+      // (Valid UTF-8 decodes to fewer units than bytes as soon as one byte is not ASCII.)
+      const text = utf8.decode(this.strings)
+      if (text.length === this.strings.length) {
+        for (let i = 0, w = 4; i < this.count; i++, w += WORDS_PER_TENSOR)
+          names[i] = text.slice(words[w], words[w] + words[w + 1])
+      } else {
+        for (let i = 0, w = 4; i < this.count; i++, w += WORDS_PER_TENSOR)
+          names[i] = this.#string(words[w], words[w + 1])
       }
       this.namesCache = names
     }

@@ -4,6 +4,10 @@
 #include <cstddef>
 #include <cstring>
 
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
 // Multi-byte elements are read with plain (memcpy) loads, which are little-endian only here.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the decoders assume a little-endian host");
@@ -68,6 +72,17 @@ inline uint32_t f32ToBf16Bits(uint32_t x) {
   return (x & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded;
 }
 
+// F8_E4M3 (fn) without a table, so that the loop vectorizes: its exponent and mantissa fields,
+// put where an F16 has them (E5M10, the low 7 mantissa bits zero), make an F16 whose value is the
+// E4M3 value times 2^-8 (the biases are 15 and 7), subnormals included; the product by 2^8 is
+// exact. S.1111.111 is NaN.
+inline uint32_t e4m3ToF32Bits(uint32_t b) {
+  const uint32_t sign = (b & 0x80u) << 24;
+  const uint32_t em = b & 0x7Fu;
+  const uint32_t magnitude = floatBits(bitsFloat(f16ToF32Bits(em << 7)) * 256.0f);
+  return sign | (em == 0x7Fu ? kQuietNan : magnitude);
+}
+
 // 2^(e-127): biased exponents match float32's except 0 (2^-127, a float32 subnormal) and 0xFF.
 inline uint32_t e8m0ToF32Bits(uint32_t e) {
   const uint32_t value = e == 0 ? 0x00400000u : e << 23;
@@ -119,7 +134,6 @@ constexpr std::array<uint32_t, N> minifloatTable(Minifloat f) {
   return table;
 }
 
-constexpr auto kE4M3 = minifloatTable<256>({4, 3, 7, NanRule::AllOnes});
 constexpr auto kE4M3Fnuz = minifloatTable<256>({4, 3, 8, NanRule::NegativeZero});
 constexpr auto kE5M2Fnuz = minifloatTable<256>({5, 2, 16, NanRule::NegativeZero});
 constexpr auto kE2M1 = minifloatTable<16>({2, 1, 1, NanRule::None});
@@ -131,18 +145,130 @@ inline void decodeEach(const uint8_t* src, size_t n, float* dst, Decode decode) 
   for (size_t i = 0; i < n; ++i) dst[i] = decode(src + i * Bytes);
 }
 
+#if defined(__wasm_simd128__)
+// Byte `shift / 8` of every E2M1 value's float32 bits, as a 16-entry table for i8x16.swizzle.
+constexpr std::array<uint8_t, 16> e2m1Byte(int shift) {
+  std::array<uint8_t, 16> t{};
+  for (size_t i = 0; i < 16; ++i) t[i] = static_cast<uint8_t>(kE2M1[i] >> shift);
+  return t;
+}
+
+constexpr bool e2m1LowHalvesZero() {
+  for (uint32_t bits : kE2M1)
+    if (bits & 0xFFFFu) return false;
+  return true;
+}
+static_assert(e2m1LowHalvesZero(), "E2M1 values are made of their floats' top two bytes");
+#endif
+
 void decodeF4(const uint8_t* src, size_t n, float* dst) {
   const size_t pairs = n / 2;
-  for (size_t i = 0; i < pairs; ++i) {
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  // 16 bytes (32 values) at a time: wasm has no gather, but i8x16.swizzle is a 16-entry byte
+  // table lookup, and an E2M1 value's float32 is two table bytes over two zero bytes.
+  static constexpr std::array<uint8_t, 16> kByte3 = e2m1Byte(24), kByte2 = e2m1Byte(16);
+  const v128_t byte3 = wasm_v128_load(kByte3.data()), byte2 = wasm_v128_load(kByte2.data());
+  const v128_t zero = wasm_i32x4_splat(0);
+  for (; i + 16 <= pairs; i += 16) {
+    const v128_t bytes = wasm_v128_load(src + i);
+    const v128_t low = wasm_v128_and(bytes, wasm_i8x16_splat(0x0F));
+    const v128_t high = wasm_u8x16_shr(bytes, 4);
+    // Element 2k is byte k's low nibble, element 2k + 1 its high one.
+    const v128_t codes[2] = {
+        wasm_i8x16_shuffle(low, high, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+        wasm_i8x16_shuffle(low, high, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)};
+    float* out = dst + 2 * i;
+    for (const v128_t c : codes) {
+      const v128_t b3 = wasm_i8x16_swizzle(byte3, c), b2 = wasm_i8x16_swizzle(byte2, c);
+      // (byte 2, byte 3) pairs of 8 values, then each pair under two zero bytes.
+      const v128_t pairs03 = wasm_i8x16_shuffle(b2, b3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t pairs47 = wasm_i8x16_shuffle(b2, b3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      wasm_v128_store(out, wasm_i8x16_shuffle(zero, pairs03, 0, 0, 16, 17, 0, 0, 18, 19, 0, 0, 20, 21, 0, 0, 22, 23));
+      wasm_v128_store(out + 4, wasm_i8x16_shuffle(zero, pairs03, 0, 0, 24, 25, 0, 0, 26, 27, 0, 0, 28, 29, 0, 0, 30, 31));
+      wasm_v128_store(out + 8, wasm_i8x16_shuffle(zero, pairs47, 0, 0, 16, 17, 0, 0, 18, 19, 0, 0, 20, 21, 0, 0, 22, 23));
+      wasm_v128_store(out + 12, wasm_i8x16_shuffle(zero, pairs47, 0, 0, 24, 25, 0, 0, 26, 27, 0, 0, 28, 29, 0, 0, 30, 31));
+      out += 16;
+    }
+  }
+#endif
+  for (; i < pairs; ++i) {
     dst[2 * i] = bitsFloat(kE2M1[src[i] & 0x0Fu]);
     dst[2 * i + 1] = bitsFloat(kE2M1[src[i] >> 4]);
   }
   if (n % 2 != 0) dst[n - 1] = bitsFloat(kE2M1[src[pairs] & 0x0Fu]);
 }
 
+#if defined(__wasm_simd128__)
+// f16ToF32Bits on four lanes of F16 bits (one per 32-bit lane). Written out rather than left to
+// the vectorizer, which narrows the comparisons to 16-bit lanes and widens every mask back.
+inline v128_t f16ToF32x4(v128_t h) {
+  const v128_t sign = wasm_i32x4_shl(wasm_u32x4_shr(h, 15), 31);
+  const v128_t em = wasm_v128_and(h, wasm_i32x4_splat(0x7FFF));
+  const v128_t shifted = wasm_i32x4_shl(em, 13);
+  const v128_t isSubnormal = wasm_u32x4_lt(em, wasm_i32x4_splat(0x0400));
+  const v128_t isSpecial = wasm_u32x4_ge(em, wasm_i32x4_splat(0x7C00));
+  // Normal: rebias. Subnormal: the same plus 2^-14's exponent step, less 2^-14 (exact). Only
+  // the masked constants differ between the two, so no select is needed.
+  const v128_t biased = wasm_i32x4_add(
+      shifted, wasm_i32x4_add(wasm_i32x4_splat((127 - 15) << 23), wasm_v128_and(isSubnormal, wasm_i32x4_splat(1 << 23))));
+  const v128_t finite = wasm_f32x4_sub(biased, wasm_v128_and(isSubnormal, wasm_f32x4_splat(0x1p-14f)));
+  const v128_t special = wasm_v128_or(shifted, wasm_i32x4_splat(0x7F800000));
+  return wasm_v128_or(sign, wasm_v128_bitselect(special, finite, isSpecial));
+}
+
+// e4m3ToF32Bits on four lanes of E4M3 bytes (one per 32-bit lane).
+inline v128_t e4m3ToF32x4(v128_t b) {
+  const v128_t sign = wasm_i32x4_shl(wasm_u32x4_shr(b, 7), 31);
+  const v128_t em = wasm_v128_and(b, wasm_i32x4_splat(0x7F));
+  const v128_t magnitude = wasm_f32x4_mul(f16ToF32x4(wasm_i32x4_shl(em, 7)), wasm_f32x4_splat(256.0f));
+  const v128_t nan = wasm_i32x4_eq(em, wasm_i32x4_splat(0x7F));
+  return wasm_v128_or(sign, wasm_v128_bitselect(wasm_i32x4_splat(static_cast<int32_t>(kQuietNan)), magnitude, nan));
+}
+
+// Widens 16 bytes (8-bit codes) to four vectors of 32-bit lanes and stores decode() of each.
+template <class Decode>
+inline void decodeBytesX16(const uint8_t* src, float* dst, Decode decode) {
+  const v128_t bytes = wasm_v128_load(src);
+  const v128_t lo = wasm_u16x8_extend_low_u8x16(bytes), hi = wasm_u16x8_extend_high_u8x16(bytes);
+  wasm_v128_store(dst, decode(wasm_u32x4_extend_low_u16x8(lo)));
+  wasm_v128_store(dst + 4, decode(wasm_u32x4_extend_high_u16x8(lo)));
+  wasm_v128_store(dst + 8, decode(wasm_u32x4_extend_low_u16x8(hi)));
+  wasm_v128_store(dst + 12, decode(wasm_u32x4_extend_high_u16x8(hi)));
+}
+#endif
+
 void decodeF16(const uint8_t* src, size_t n, float* dst) {
-  decodeEach<2>(src, n, dst,
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  for (; i + 8 <= n; i += 8) {
+    const v128_t h = wasm_v128_load(src + 2 * i);
+    wasm_v128_store(dst + i, f16ToF32x4(wasm_u32x4_extend_low_u16x8(h)));
+    wasm_v128_store(dst + i + 4, f16ToF32x4(wasm_u32x4_extend_high_u16x8(h)));
+  }
+#endif
+  decodeEach<2>(src + 2 * i, n - i, dst + i,
                 [](const uint8_t* p) { return bitsFloat(f16ToF32Bits(load<uint16_t>(p))); });
+}
+
+void decodeE5M2(const uint8_t* src, size_t n, float* dst) {
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  for (; i + 16 <= n; i += 16)
+    decodeBytesX16(src + i, dst + i, [](v128_t b) { return f16ToF32x4(wasm_i32x4_shl(b, 8)); });
+#endif
+  // E5M2 is the top byte of an F16.
+  decodeEach<1>(src + i, n - i, dst + i, [](const uint8_t* p) {
+    return bitsFloat(f16ToF32Bits(static_cast<uint32_t>(*p) << 8));
+  });
+}
+
+void decodeE4M3(const uint8_t* src, size_t n, float* dst) {
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  for (; i + 16 <= n; i += 16) decodeBytesX16(src + i, dst + i, e4m3ToF32x4);
+#endif
+  decodeEach<1>(src + i, n - i, dst + i, [](const uint8_t* p) { return bitsFloat(e4m3ToF32Bits(*p)); });
 }
 
 void decodeBf16(const uint8_t* src, size_t n, float* dst) {
@@ -190,13 +316,10 @@ bool toFloat32(Dtype dtype, const uint8_t* src, uint64_t elements, float* dst) {
       decodeCast<int8_t>(src, n, dst);
       break;
     case Dtype::F8_E5M2:
-      // E5M2 is the top byte of an F16.
-      decodeEach<1>(src, n, dst, [](const uint8_t* p) {
-        return bitsFloat(f16ToF32Bits(static_cast<uint32_t>(*p) << 8));
-      });
+      decodeE5M2(src, n, dst);
       break;
     case Dtype::F8_E4M3:
-      decodeTable(src, n, dst, kE4M3);
+      decodeE4M3(src, n, dst);
       break;
     case Dtype::F8_E8M0:
       decodeEach<1>(src, n, dst, [](const uint8_t* p) { return bitsFloat(e8m0ToF32Bits(*p)); });

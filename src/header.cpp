@@ -30,13 +30,293 @@ std::string offsetsText(const TensorInfo& t) {
   return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
 }
 
+// Up to the first 8 bytes of a name, packed little-endian into an integer.
+constexpr uint64_t packName(const char* s, size_t length) {
+  uint64_t key = 0;
+  for (size_t i = 0; i < length && i < 8; ++i) key |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
+  return key;
+}
+
+template <size_t N>
+constexpr uint64_t packName(const char (&s)[N]) {
+  return packName(s, N - 1);
+}
+
+// parseDtype without trying 22 names in turn: one switch on the packed bytes, then one exact
+// comparison with the dtype's name.
+bool matchDtype(const char* text, size_t length, Dtype& out) {
+  if (length == 0 || length > 11) return false;
+  Dtype d;
+  switch (packName(text, length)) {
+    case packName("BOOL"): d = Dtype::BOOL; break;
+    case packName("F4"): d = Dtype::F4; break;
+    case packName("F6_E2M3"): d = Dtype::F6_E2M3; break;
+    case packName("F6_E3M2"): d = Dtype::F6_E3M2; break;
+    case packName("U8"): d = Dtype::U8; break;
+    case packName("I8"): d = Dtype::I8; break;
+    case packName("F8_E5M2"): d = Dtype::F8_E5M2; break;
+    case packName("F8_E4M3"): d = Dtype::F8_E4M3; break;
+    case packName("F8_E8M0"): d = Dtype::F8_E8M0; break;
+    case packName("F8_E4M3F"): d = Dtype::F8_E4M3FNUZ; break;  // F8_E4M3FNUZ
+    case packName("F8_E5M2F"): d = Dtype::F8_E5M2FNUZ; break;  // F8_E5M2FNUZ
+    case packName("I16"): d = Dtype::I16; break;
+    case packName("U16"): d = Dtype::U16; break;
+    case packName("F16"): d = Dtype::F16; break;
+    case packName("BF16"): d = Dtype::BF16; break;
+    case packName("I32"): d = Dtype::I32; break;
+    case packName("U32"): d = Dtype::U32; break;
+    case packName("F32"): d = Dtype::F32; break;
+    case packName("C64"): d = Dtype::C64; break;
+    case packName("F64"): d = Dtype::F64; break;
+    case packName("I64"): d = Dtype::I64; break;
+    case packName("U64"): d = Dtype::U64; break;
+    default: return false;
+  }
+  const char* name = dtypeName(d);
+  if (std::strlen(name) != length || std::memcmp(name, text, length) != 0) return false;
+  out = d;
+  return true;
+}
+
+// The fast path. Real writers produce one shape of header: an object of tensor entries
+// {"dtype": .., "shape": [..], "data_offsets": [b, e]} (fields in any order), perhaps a
+// __metadata__ map of plain strings or null, JSON whitespace anywhere between tokens, no
+// escapes, numbers as plain decimal integers. This scanner reads exactly that subset in one
+// pass and builds the table the SAX path (header_json.cpp) would (in the same arena order: a
+// name when its key is read, a metadata key then its value). Anything else (an escape, a
+// control byte, an unknown field, the array or dtype-map form, a bad number, any error) makes
+// it give up, and the SAX path parses the header from the start: that path decides, and words
+// every error. The bytes are already known to be valid UTF-8, as the lexer would require.
+class SimpleHeaderScanner {
+ public:
+  SimpleHeaderScanner(const char* begin, const char* end, Header& out)
+      : p_(begin), end_(end), out_(out) {}
+
+  bool scan() {
+    if (!take('{')) return false;
+    skipSpace();
+    if (p_ != end_ && *p_ == '}') {
+      ++p_;
+      return atEnd();
+    }
+    bool sawMetadata = false;
+    for (;;) {
+      skipSpace();
+      const char* key;
+      uint32_t length;
+      if (!string(key, length) || !take(':')) return false;
+      if (length == 12 && std::memcmp(key, "__metadata__", 12) == 0) {
+        if (sawMetadata || !metadata()) return false;
+        sawMetadata = true;
+      } else if (!entry(key, length)) {
+        return false;
+      }
+      skipSpace();
+      if (p_ == end_) return false;
+      const char c = *p_++;
+      if (c == '}') return atEnd();
+      if (c != ',') return false;
+    }
+  }
+
+ private:
+  static bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+  void skipSpace() {
+    while (p_ != end_ && isSpace(*p_)) ++p_;
+  }
+
+  // Whitespace, then `c`.
+  bool take(char c) {
+    skipSpace();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+
+  bool atEnd() {
+    skipSpace();
+    return p_ == end_;
+  }
+
+  // A string without escapes or control bytes; on success [text, text + length) is its content.
+  bool string(const char*& text, uint32_t& length) {
+    if (p_ == end_ || *p_ != '"') return false;
+    const char* q = ++p_;
+    for (;;) {
+      while (end_ - q >= 8 && !mayEndString(q)) q += 8;
+      if (q == end_) return false;
+      const unsigned char c = static_cast<unsigned char>(*q);
+      if (c == '"') {
+        text = p_;
+        length = static_cast<uint32_t>(q - p_);
+        p_ = q + 1;
+        return true;
+      }
+      if (c == '\\' || c < 0x20) return false;
+      ++q;
+    }
+  }
+
+  // Whether any of the 8 bytes at q is '"', '\\' or below 0x20 (exact when none is: the
+  // classic has-zero-byte tests, whose false alarms above a true hit do not matter here).
+  static bool mayEndString(const char* q) {
+    constexpr uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t w;
+    std::memcpy(&w, q, 8);
+    const uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | ((w - ones * 0x20) & ~w)) &
+           highs;
+  }
+
+  // A plain non-negative decimal integer that fits 64 bits ("0", or no leading zero).
+  bool number(uint64_t& value) {
+    skipSpace();
+    if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
+    if (*p_ == '0') {
+      ++p_;
+      value = 0;
+      return true;
+    }
+    uint64_t v = 0;
+    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') {
+      const uint64_t digit = static_cast<uint64_t>(*p_ - '0');
+      if (v > (UINT64_MAX - digit) / 10) return false;  // the lexer reads it as a float
+      v = v * 10 + digit;
+      ++p_;
+    }
+    value = v;
+    return true;
+  }
+
+  StringRef append(const char* text, uint32_t length) {
+    StringRef ref{static_cast<uint32_t>(out_.strings.size()), length};
+    out_.strings.append(text, length);
+    return ref;
+  }
+
+  // `null` or an object of string values.
+  bool metadata() {
+    skipSpace();
+    if (end_ - p_ >= 4 && std::memcmp(p_, "null", 4) == 0) {
+      p_ += 4;
+      return true;
+    }
+    if (!take('{')) return false;
+    out_.hasMetadata = true;
+    skipSpace();
+    if (p_ != end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      skipSpace();
+      const char* text;
+      uint32_t length;
+      MetadataEntry m;
+      if (!string(text, length)) return false;
+      m.key = append(text, length);
+      skipSpace();
+      if (!take(':')) return false;
+      skipSpace();
+      if (!string(text, length)) return false;
+      m.value = append(text, length);
+      out_.metadata.push_back(m);
+      skipSpace();
+      if (p_ == end_) return false;
+      const char c = *p_++;
+      if (c == '}') return true;
+      if (c != ',') return false;
+    }
+  }
+
+  // {"dtype": .., "shape": [..], "data_offsets": [b, e]}, each field once, in any order.
+  bool entry(const char* name, uint32_t nameLength) {
+    TensorInfo t;
+    t.name = append(name, nameLength);
+    t.dimsOffset = static_cast<uint32_t>(out_.dims.size());
+    if (!take('{')) return false;
+    unsigned seen = 0;
+    for (;;) {
+      skipSpace();
+      const char* key;
+      uint32_t length;
+      if (!string(key, length) || !take(':')) return false;
+      skipSpace();
+      if (length == 5 && std::memcmp(key, "dtype", 5) == 0 && !(seen & 1u)) {
+        const char* text;
+        uint32_t n;
+        if (!string(text, n) || !matchDtype(text, n, t.dtype)) return false;
+        seen |= 1u;
+      } else if (length == 5 && std::memcmp(key, "shape", 5) == 0 && !(seen & 2u)) {
+        if (!take('[')) return false;
+        skipSpace();
+        if (p_ != end_ && *p_ == ']') {
+          ++p_;
+        } else {
+          for (;;) {
+            uint64_t dim;
+            if (!number(dim)) return false;
+            out_.dims.push_back(dim);
+            ++t.rank;
+            skipSpace();
+            if (p_ == end_) return false;
+            const char c = *p_++;
+            if (c == ']') break;
+            if (c != ',') return false;
+          }
+        }
+        seen |= 2u;
+      } else if (length == 12 && std::memcmp(key, "data_offsets", 12) == 0 && !(seen & 4u)) {
+        if (!take('[') || !number(t.begin) || !take(',') || !number(t.end) || !take(']'))
+          return false;
+        seen |= 4u;
+      } else {
+        return false;  // an unknown or repeated field
+      }
+      skipSpace();
+      if (p_ == end_) return false;
+      const char c = *p_++;
+      if (c == '}') break;
+      if (c != ',') return false;
+    }
+    if (seen != 7u) return false;
+    out_.tensors.push_back(t);
+    return true;
+  }
+
+  const char* p_;
+  const char* const end_;
+  Header& out_;
+};
+
+// a < b, byte-wise (as std::string_view compares), 8 bytes at a time: names share long
+// prefixes ("model.layers.12.mlp.experts."), and wasm's memcmp goes byte by byte.
+bool bytesLess(std::string_view a, std::string_view b) {
+  const size_t n = a.size() < b.size() ? a.size() : b.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);  // so that the first byte is the most significant
+    y = __builtin_bswap64(y);
+#endif
+    if (x != y) return x < y;
+  }
+  for (; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  return a.size() < b.size();
+}
+
 // Rule 5's duplicate check (this project's decision: the reference keeps the last one).
 // Builds byName on the way, over the table already in file order.
 Error checkDuplicates(Header& h, uint64_t headerStart) {
   h.byName.resize(h.tensors.size());
   for (uint32_t i = 0; i < h.byName.size(); ++i) h.byName[i] = i;
   std::sort(h.byName.begin(), h.byName.end(), [&h](uint32_t a, uint32_t b) {
-    return h.name(h.tensors[a]) < h.name(h.tensors[b]);
+    return bytesLess(h.name(h.tensors[a]), h.name(h.tensors[b]));
   });
   for (size_t i = 1; i < h.byName.size(); ++i) {
     std::string_view name = h.name(h.tensors[h.byName[i]]);
@@ -60,37 +340,38 @@ Error validateLayout(const Header& h) {
   const uint64_t base = h.dataOffset();
   uint64_t expected = 0;
   for (const TensorInfo& t : h.tensors) {
-    std::string name(h.name(t));
+    // Built only for an error message: a valid header costs no allocation per tensor.
+    const auto tensorName = [&h, &t] { return std::string(h.name(t)); };
     if (t.begin != expected || t.end < t.begin) {
       std::string why = t.begin != expected
                             ? "begins at " + std::to_string(t.begin) + ", expected " +
                                   std::to_string(expected) + " (tensors must tile the data buffer)"
                             : "ends before it begins";
       return makeError(ErrorCode::InvalidOffset, saturatingAdd(base, t.begin),
-                       "tensor \"" + name + "\" data_offsets " + offsetsText(t) + ": " + why, name);
+                       "tensor \"" + tensorName() + "\" data_offsets " + offsetsText(t) + ": " + why, tensorName());
     }
     expected = t.end;
     uint64_t elements = 1;
     for (uint32_t i = 0; i < t.rank; ++i)
       if (!checkedMul(elements, h.shape(t)[i], elements))
         return makeError(ErrorCode::ValidationOverflow, saturatingAdd(base, t.begin),
-                         "tensor \"" + name + "\" shape " + shapeText(h, t) +
-                             ": element count overflows 64 bits", name);
+                         "tensor \"" + tensorName() + "\" shape " + shapeText(h, t) +
+                             ": element count overflows 64 bits", tensorName());
     uint64_t bits = 0;
     if (!checkedMul(elements, dtypeBits(t.dtype), bits))
       return makeError(ErrorCode::ValidationOverflow, saturatingAdd(base, t.begin),
-                       "tensor \"" + name + "\" " + std::to_string(elements) + " elements of " +
-                           dtypeName(t.dtype) + ": bit count overflows 64 bits", name);
+                       "tensor \"" + tensorName() + "\" " + std::to_string(elements) + " elements of " +
+                           dtypeName(t.dtype) + ": bit count overflows 64 bits", tensorName());
     if (bits % 8 != 0)
       return makeError(ErrorCode::MisalignedSlice, saturatingAdd(base, t.begin),
-                       "tensor \"" + name + "\" " + std::to_string(elements) + " elements of " +
+                       "tensor \"" + tensorName() + "\" " + std::to_string(elements) + " elements of " +
                            dtypeName(t.dtype) + " are " + std::to_string(bits) +
-                           " bits, not a whole number of bytes", name);
+                           " bits, not a whole number of bytes", tensorName());
     if (t.end - t.begin != bits / 8)
       return makeError(ErrorCode::TensorInvalidInfo, saturatingAdd(base, t.begin),
-                       "tensor \"" + name + "\" " + dtypeName(t.dtype) + " " + shapeText(h, t) +
+                       "tensor \"" + tensorName() + "\" " + dtypeName(t.dtype) + " " + shapeText(h, t) +
                            " needs " + std::to_string(bits / 8) + " bytes but data_offsets " +
-                           offsetsText(t) + " span " + std::to_string(t.end - t.begin), name);
+                           offsetsText(t) + " span " + std::to_string(t.end - t.begin), tensorName());
   }
   uint64_t dataEnd = base + expected;
   if (dataEnd < base || dataEnd != h.fileLength)
@@ -192,11 +473,22 @@ Error parseHeader(const uint8_t* json, size_t length, uint64_t fileLength, Heade
                          std::string(1, "0123456789ABCDEF"[json[bad] & 15]) + " at header byte " +
                          std::to_string(bad));
   const char* text = reinterpret_cast<const char*>(json);
-  if (Error e = parseHeaderJson(text, text + length, 8, out)) return e;
-  std::stable_sort(out.tensors.begin(), out.tensors.end(),
-                   [](const TensorInfo& a, const TensorInfo& b) {
-                     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-                   });
+  // The common shape of header in one fast pass; anything else (errors included) through
+  // nlohmann's SAX parser, from a clean table.
+  if (!SimpleHeaderScanner(text, text + length, out).scan()) {
+    out.strings.clear();
+    out.dims.clear();
+    out.tensors.clear();
+    out.metadata.clear();
+    out.hasMetadata = false;
+    if (Error e = parseHeaderJson(text, text + length, 8, out)) return e;
+  }
+  // Writers list tensors in offset order, mostly: then the (stable) sort has nothing to do.
+  const auto byOffsets = [](const TensorInfo& a, const TensorInfo& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  };
+  if (!std::is_sorted(out.tensors.begin(), out.tensors.end(), byOffsets))
+    std::stable_sort(out.tensors.begin(), out.tensors.end(), byOffsets);
   if (Error e = checkDuplicates(out, 8)) return e;
   return validateLayout(out);
 }

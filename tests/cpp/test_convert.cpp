@@ -243,6 +243,23 @@ TEST_CASE("F4 (E2M1), all 16 codes, low nibble first") {
   CHECK(std::signbit(out[8]));  // -0
 }
 
+TEST_CASE("F4, all 256 bytes and odd tails, through the vector loop too") {
+  // Long enough for the wasm SIMD loop (16 bytes at a time), with counts that end inside it,
+  // between it and the scalar tail, and on an odd element.
+  std::vector<uint8_t> bytes(256 + 21);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+  const uint64_t all = 2 * static_cast<uint64_t>(bytes.size());
+  for (uint64_t elements : {all, all - 1, uint64_t{64}, uint64_t{33}}) {
+    const std::vector<float> out = decode(Dtype::F4, bytes, elements);
+    Mismatches bad;
+    for (uint64_t e = 0; e < elements; ++e) {
+      const uint8_t b = bytes[e / 2];
+      bad.check(static_cast<uint32_t>(e), out[e], refE2M1(e % 2 ? b >> 4 : b & 15));
+    }
+    bad.require();
+  }
+}
+
 TEST_CASE("F4 with an odd count reads only the low nibble of the last byte") {
   const std::vector<uint8_t> bytes = {0x71, 0x0F};  // exact size, so ASan sees any overread
   const std::vector<float> out = decode(Dtype::F4, bytes, 3);

@@ -1,0 +1,252 @@
+#!/usr/bin/env node
+/**
+ * Size of what ships: each core module (Emscripten's JS glue with the wasm embedded as base64,
+ * SINGLE_FILE) and the JS layer, raw and gzipped (-9), with a breakdown: glue vs wasm, the
+ * wasm's sections, and (given a build with function names, see --names) its code by origin
+ * and its largest functions.
+ *   node bench/size.js [--names auto | FILE.mjs] [--top 25]
+ * --names auto relinks the SIMD module from build/wasm (bash .ci/build.sh made it) with
+ * --profiling-funcs into build/size-names/ (about a minute), for the per-function breakdown.
+ */
+import { execSync } from 'node:child_process'
+import { readFileSync, readdirSync, existsSync, mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { gzipSync } from 'node:zlib'
+import { emitFigures, figure } from './common.js'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const BUDGET = 80 * 1000  // bytes, gzipped: one core module (what a page downloads) + the JS layer? see below
+
+const gz = (/** @type {Uint8Array | string} */ b) => gzipSync(b, { level: 9 }).length
+const kb = (/** @type {number} */ n) => `${(n / 1000).toFixed(1)} KB`
+
+/**
+ * Splits an Emscripten SINGLE_FILE module into its JS glue and its wasm bytes.
+ * @param {string} text
+ */
+export function splitModule(text) {
+  // As .ci/embed-wasm.mjs writes it: a string literal of byte-valued characters.
+  const start = text.indexOf('\nconst wasm = "')
+  const end = text.lastIndexOf('";\n/** @param {object} [moduleArg]')
+  if (start >= 0 && end > start) {
+    const literal = text.slice(start + '\nconst wasm = "'.length, end)
+    const chars = new Function(`return "${literal}"`)()
+    const wasm = Uint8Array.from(chars, (/** @type {string} */ c) => c.charCodeAt(0))
+    return { glue: text.slice(0, start) + text.slice(end + 2), embedded: text.slice(start, end + 2), embedding: 'byte string', wasm }
+  }
+  // As Emscripten writes it: base64 in a data: URI.
+  const m = /data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/.exec(text)
+  if (!m) throw new Error('no embedded wasm (not a SINGLE_FILE build?)')
+  const base64 = m[1]
+  return { glue: text.replace(base64, ''), embedded: base64, embedding: 'base64', wasm: new Uint8Array(Buffer.from(base64, 'base64')) }
+}
+
+/** @param {Uint8Array} b @param {number} at @returns {[number, number]} value, next offset */
+function leb(b, at) {
+  let v = 0
+  let shift = 0
+  for (;;) {
+    const byte = b[at++]
+    v += (byte & 0x7f) * 2 ** shift
+    shift += 7
+    if (byte < 0x80) return [v, at]
+  }
+}
+
+const SECTION_NAMES = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start',
+  'element', 'code', 'data', 'datacount']
+
+/**
+ * Sections, function body sizes and (when a name section is there) function names.
+ * @param {Uint8Array} wasm
+ */
+export function wasmSections(wasm) {
+  /** @type {{ name: string, size: number, start: number, end: number }[]} */
+  const sections = []
+  let at = 8
+  while (at < wasm.length) {
+    const id = wasm[at]
+    const [size, body] = leb(wasm, at + 1)
+    let name = SECTION_NAMES[id] ?? `#${id}`
+    if (id === 0) {
+      const [n, s] = leb(wasm, body)
+      name = `custom:${Buffer.from(wasm.subarray(s, s + n)).toString()}`
+    }
+    sections.push({ name, size: body + size - at, start: body, end: body + size })
+    at = body + size
+  }
+  let imported = 0
+  const importSec = sections.find((s) => s.name === 'import')
+  if (importSec) {
+    let p = importSec.start
+    let n
+    ;[n, p] = leb(wasm, p)
+    for (let i = 0; i < n; i++) {
+      let len
+      ;[len, p] = leb(wasm, p); p += len
+      ;[len, p] = leb(wasm, p); p += len
+      const kind = wasm[p++]
+      if (kind === 0) { imported++; [, p] = leb(wasm, p) }
+      else if (kind === 1) { p++; const flags = wasm[p++]; [, p] = leb(wasm, p); if (flags & 1) [, p] = leb(wasm, p) }
+      else if (kind === 2) { const flags = wasm[p++]; [, p] = leb(wasm, p); if (flags & 1) [, p] = leb(wasm, p) }
+      else if (kind === 3) { p += 2 }
+    }
+  }
+  /** @type {{ index: number, size: number, name: string }[]} */
+  const functions = []
+  const code = sections.find((s) => s.name === 'code')
+  if (code) {
+    let [n, p] = leb(wasm, code.start)
+    for (let i = 0; i < n; i++) {
+      const [size, body] = leb(wasm, p)
+      functions.push({ index: imported + i, size: body + size - p, name: `f${imported + i}` })
+      p = body + size
+    }
+  }
+  const names = sections.find((s) => s.name === 'custom:name')
+  if (names) {
+    let p = names.start
+    const [n, s] = leb(wasm, p)
+    p = s + n
+    while (p < names.end) {
+      const id = wasm[p]
+      const [size, body] = leb(wasm, p + 1)
+      if (id === 1) {
+        let [count, q] = leb(wasm, body)
+        const byIndex = new Map(functions.map((f) => [f.index, f]))
+        for (let i = 0; i < count; i++) {
+          let index, len
+          ;[index, q] = leb(wasm, q)
+          ;[len, q] = leb(wasm, q)
+          const f = byIndex.get(index)
+          if (f) f.name = Buffer.from(wasm.subarray(q, q + len)).toString()
+          q += len
+        }
+      }
+      p = body + size
+    }
+  }
+  return { sections, functions }
+}
+
+/** Where a function comes from, by its (demangled) name. @param {string} name */
+export function origin(name) {
+  if (/nlohmann/.test(name)) return 'nlohmann/json'
+  if (/emscripten::|embind|_embind_|EmscriptenBindingInitializer|__getTypeName/.test(name)) return 'Embind (C++ side)'
+  if (/^st::|\(anonymous namespace\)|^(?:void |bool |unsigned |double |int )?st::/.test(name) && !/std::/.test(name.split('(')[0])) return 'safetensors core (st::)'
+  if (/std::|__cxx|__2::|operator new|operator delete/.test(name)) return 'libc++ (strings, vectors, sort...)'
+  if (/malloc|free|emmalloc|sbrk|memcpy|memset|memmove|memchr|memcmp|strlen|strto|__stdio|printf|__lib|__syscall|^f\d+$/.test(name)) return 'libc (musl, emmalloc)'
+  return 'other'
+}
+
+function main() {
+  const { values } = parseArgs({ options: { names: { type: 'string' }, top: { type: 'string', default: '25' } } })
+  console.log('size: shipped modules and JS layer, raw and gzip -9 (bytes; KB = 1000 bytes)')
+  const dist = join(ROOT, 'dist')
+  const modules = readdirSync(dist).filter((f) => f.endsWith('.mjs')).sort()
+  /** @type {Record<string, number>} */
+  const moduleGz = {}
+  for (const file of modules) {
+    const text = readFileSync(join(dist, file), 'utf8')
+    const { glue, embedded, embedding, wasm } = splitModule(text)
+    const { sections } = wasmSections(wasm)
+    moduleGz[file] = gz(text)
+    console.log(`\n${file}: ${kb(text.length)} raw, ${kb(moduleGz[file])} gzipped`)
+    console.log(`  JS glue (Emscripten runtime + Embind's JS): ${kb(glue.length)} raw, ${kb(gz(glue))} gzipped`)
+    console.log(`  wasm: ${kb(wasm.length)} raw, ${kb(gz(wasm))} gzipped as binary; ` +
+      `embedded as ${embedding}: ${kb(Buffer.byteLength(embedded))} raw, ${kb(gz(embedded))} gzipped; ` +
+      `as base64 it would be ${kb(gz(Buffer.from(wasm).toString('base64')))} gzipped`)
+    console.log(`  wasm sections: ${sections.map((s) => `${s.name} ${kb(s.size)}`).join(', ')}`)
+  }
+  // The JS layer a browser page loads: js/index.js and what it imports (not node*, cli*).
+  const jsFiles = browserGraph(join(ROOT, 'js', 'index.js'))
+  const jsText = jsFiles.map((f) => readFileSync(f, 'utf8')).join('\n')
+  const jsGz = gz(jsText)
+  console.log(`\nJS layer for browsers (js/index.js and its imports, ${jsFiles.length} files, comments included): ` +
+    `${kb(jsText.length)} raw, ${kb(jsGz)} gzipped (concatenated)`)
+  const names = values.names === 'auto' ? namesBuild() : values.names
+  if (names && existsSync(names)) {
+    const { wasm } = splitModule(readFileSync(names, 'utf8'))
+    const { functions } = wasmSections(wasm)
+    /** @type {Map<string, { size: number, count: number }>} */
+    const byOrigin = new Map()
+    for (const f of functions) {
+      const o = origin(f.name)
+      const e = byOrigin.get(o) ?? { size: 0, count: 0 }
+      e.size += f.size
+      e.count++
+      byOrigin.set(o, e)
+    }
+    const total = functions.reduce((s, f) => s + f.size, 0)
+    console.log(`\nwasm code by origin (${names}: the same link plus --profiling-funcs; raw bytes of function bodies, ${kb(total)} in all):`)
+    for (const [o, e] of [...byOrigin].sort((a, b) => b[1].size - a[1].size))
+      console.log(`  ${o.padEnd(36)} ${kb(e.size).padStart(9)}  ${(100 * e.size / total).toFixed(1).padStart(5)}%  ${e.count} functions`)
+    console.log(`largest functions:`)
+    for (const f of functions.sort((a, b) => b.size - a.size).slice(0, Number(values.top)))
+      console.log(`  ${kb(f.size).padStart(8)}  ${f.name.length > 150 ? `${f.name.slice(0, 150)}...` : f.name}`)
+  }
+  const simd = modules.find((f) => f === 'safetensors_core.mjs')
+  if (simd) {
+    const size = moduleGz[simd]
+    figure({ area: 'size', figure: `${simd} (glue + wasm), gzipped`, ours: kb(size), baselineName: 'budget', baseline: kb(BUDGET),
+      ratio: size / BUDGET, ratioText: `${(size / BUDGET).toFixed(2)}x the budget`, target: '<= 80 KB', met: size <= BUDGET })
+    figure({ area: 'size', figure: `${simd} + JS layer, gzipped`, ours: kb(size + jsGz), baselineName: 'budget', baseline: kb(BUDGET),
+      ratio: (size + jsGz) / BUDGET, ratioText: `${((size + jsGz) / BUDGET).toFixed(2)}x the budget`, target: '', met: null })
+  }
+  const nosimd = modules.find((f) => f === 'safetensors_core_nosimd.mjs')
+  if (nosimd) {
+    const size = moduleGz[nosimd]
+    figure({ area: 'size', figure: `${nosimd} (glue + wasm), gzipped`, ours: kb(size), baselineName: 'budget', baseline: kb(BUDGET),
+      ratio: size / BUDGET, ratioText: `${(size / BUDGET).toFixed(2)}x the budget`, target: '<= 80 KB', met: size <= BUDGET })
+  }
+  emitFigures()
+}
+
+/**
+ * Relinks build/wasm's SIMD module with function names (CMake's own link command plus
+ * --profiling-funcs). Returns the module's path, or null (with a note) when that cannot be done.
+ */
+function namesBuild() {
+  const dir = join(ROOT, 'build', 'wasm')
+  const linkFile = join(dir, 'CMakeFiles', 'safetensors_core.dir', 'link.txt')
+  if (!existsSync(linkFile)) {
+    console.log('\n(no build/wasm link command: run bash .ci/build.sh for the per-function breakdown)')
+    return null
+  }
+  const out = join(ROOT, 'build', 'size-names', 'safetensors_core.mjs')
+  mkdirSync(dirname(out), { recursive: true })
+  const command = readFileSync(linkFile, 'utf8').trim().replace(/ -o safetensors_core\.mjs /, ` --profiling-funcs -o ${out} `)
+  try {
+    execSync(command, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } })
+    return out
+  } catch (error) {
+    console.log(`\n(relinking with function names failed: ${/** @type {Error} */ (error).message.split('\n')[0]})`)
+    return null
+  }
+}
+
+/**
+ * The files a browser page loads through js/index.js: static imports, followed, and the
+ * literal dynamic imports of js/ files (the dist/ modules are counted above).
+ * @param {string} entry
+ */
+function browserGraph(entry) {
+  const seen = new Set()
+  const stack = [entry]
+  while (stack.length) {
+    const file = /** @type {string} */ (stack.pop())
+    if (seen.has(file)) continue
+    seen.add(file)
+    const text = readFileSync(file, 'utf8')
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+\.js)'\)/g)) {
+      const rel = m[1] ?? m[2]
+      if (!rel.endsWith('.js')) continue
+      stack.push(join(dirname(file), rel))
+    }
+  }
+  return [...seen].sort()
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main()
