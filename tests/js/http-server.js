@@ -5,6 +5,7 @@
  * (unref) and closes itself after `lifetime` ms.
  */
 import { createServer } from 'node:http'
+import { parseRange } from '../../web-demo/serve.js'
 
 /**
  * @typedef {{ size: number, fill: (out: Uint8Array, offset: number) => void }} Content
@@ -157,25 +158,6 @@ export async function startServer(options = {}) {
 /** @param {Uint8Array} bytes @returns {Content} */
 export function bytesContent(bytes) {
   return { size: bytes.length, fill: (out, offset) => out.set(bytes.subarray(offset, offset + out.length)) }
-}
-
-/**
- * @param {string | undefined} header
- * @param {number} size
- * @returns {[number, number] | 'unsatisfiable' | null} [start, end) or null for the whole file
- */
-function parseRange(header, size) {
-  if (!header) return null
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
-  if (!m || (m[1] === '' && m[2] === '')) return null
-  if (m[1] === '') {
-    const n = Math.min(Number(m[2]), size)
-    return n === 0 ? 'unsatisfiable' : [size - n, size]
-  }
-  const start = Number(m[1])
-  if (start >= size) return 'unsatisfiable'
-  const end = m[2] === '' ? size : Math.min(Number(m[2]) + 1, size)
-  return end <= start ? null : [start, end]
 }
 
 /**
