@@ -133,3 +133,29 @@ export function machine() {
   const c = cpus()
   return `Node ${process.version}, ${c.length} x ${c[0]?.model ?? '?'}`
 }
+
+/**
+ * The 8-byte length and padded header of a virtual file whose tensors (F32, else 2 bytes per
+ * element) follow one another in the given order; used by the remote benches.
+ * @param {{ name: string, dtype: string, shape: number[] }[]} tensors
+ * @returns {{ prefix: Uint8Array, sizes: Map<string, number>, dataLength: number }}
+ */
+export function virtualHeader(tensors) {
+  /** @type {Record<string, any>} */
+  const header = { __metadata__: { format: 'pt' } }
+  /** @type {Map<string, number>} */
+  const sizes = new Map()
+  let offset = 0
+  for (const t of tensors) {
+    const bytes = t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'F32' ? 4 : 2)
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes] }
+    sizes.set(t.name, bytes)
+    offset += bytes
+  }
+  let json = JSON.stringify(header)
+  json += ' '.repeat((8 - (json.length % 8)) % 8)
+  const prefix = new Uint8Array(8 + json.length)
+  new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true)
+  prefix.set(new TextEncoder().encode(json), 8)
+  return { prefix, sizes, dataLength: offset }
+}

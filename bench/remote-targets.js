@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { open } from '../js/node.js'
 import { INITIAL_FETCH_SIZE } from '../js/http.js'
 import { startServer } from '../tests/js/http-server.js'
-import { emitFigures, figure, machine } from './common.js'
+import { emitFigures, figure, machine, virtualHeader } from './common.js'
 
 const { values } = parseArgs({ options: { latency: { type: 'string', default: '100' } } })
 const LATENCY = Number(values.latency)
@@ -29,22 +29,7 @@ function virtualFile() {
       { name: `${p}post_attention_layernorm.weight`, dtype: 'F32', shape: [1024] },
       ...['k', 'o', 'q', 'v'].map((x) => ({ name: `${p}self_attn.${x}_proj.weight`, dtype: 'F16', shape: [1024, 1024] })))
   }
-  /** @type {Record<string, any>} */
-  const header = { __metadata__: { format: 'pt' } }
-  /** @type {Map<string, number>} */
-  const sizes = new Map()
-  let offset = 0
-  for (const t of tensors) {
-    const bytes = t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'F32' ? 4 : 2)
-    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes] }
-    sizes.set(t.name, bytes)
-    offset += bytes
-  }
-  let json = JSON.stringify(header)
-  json += ' '.repeat((8 - (json.length % 8)) % 8)
-  const prefix = new Uint8Array(8 + json.length)
-  new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true)
-  prefix.set(new TextEncoder().encode(json), 8)
+  const { prefix, sizes, dataLength: offset } = virtualHeader(tensors)
   const size = prefix.length + offset
   const content = {
     size,

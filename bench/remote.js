@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util'
 import { downloadFile, parseSafetensorsMetadata } from '@huggingface/hub'
 import { open } from '../js/node.js'
 import { startServer } from '../tests/js/http-server.js'
+import { virtualHeader } from './common.js'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, latency: { type: 'string', default: '50' } } })
 const RUNS = Number(values.runs)
@@ -26,19 +27,7 @@ function layout() {
       ...['k', 'o', 'q', 'v'].map((x) => ({ name: `${p}self_attn.${x}_proj.weight`, dtype: 'F16', shape: [1024, 1024] })))
   }
   tensors.push({ name: 'model.norm.weight', dtype: 'F32', shape: [1024] })
-  /** @type {Record<string, any>} */
-  const header = { __metadata__: { format: 'pt' } }
-  let offset = 0
-  for (const t of tensors) {
-    const bytes = t.shape.reduce((a, b) => a * b, 1) * (t.dtype === 'F32' ? 4 : 2)
-    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes] }
-    offset += bytes
-  }
-  let json = JSON.stringify(header)
-  json += ' '.repeat((8 - (json.length % 8)) % 8)
-  const prefix = new Uint8Array(8 + json.length)
-  new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true)
-  prefix.set(new TextEncoder().encode(json), 8)
+  const { prefix, dataLength: offset } = virtualHeader(tensors)
   // Data bytes: a 1 MiB + 7 pattern, copied (fast enough that the server does not dominate).
   const pattern = new Uint8Array((1 << 20) + 7).map((_, i) => (i * 131 + 7) & 0xff)
   const size = prefix.length + offset
