@@ -58,11 +58,11 @@ async function main() {
     'every norm (25 tensors of 4 KB)': names.filter((n) => n.endsWith('norm.weight')),
   }
   await (await open(url)).close()  // warm-up: module, wasm, connections
-  // The default concurrency (6, browsers' HTTP/1.1 limit per host) spreads more than 6 spans
-  // over several round trips; an HTTP/2 origin (or Node) can take them all at once.
+  // The default concurrency (64) sends every span at once; capped at 6 (what a browser on
+  // HTTP/1.1 allows per host) more than 6 spans take a round trip per 6.
   /** @type {[string, string[], number | undefined][]} */
   const cases = Object.entries(sets).map(([label, pick]) => [label, pick, undefined])
-  cases.push(['every norm, concurrency 32', sets['every norm (25 tensors of 4 KB)'], 32])
+  cases.push(['every norm, concurrency 6', sets['every norm (25 tensors of 4 KB)'], 6])
   for (const [label, pick, concurrency] of cases) {
     server.setLatency(LATENCY)
     server.resetStats()
@@ -84,7 +84,9 @@ async function main() {
     const wantTrips = pick.length ? 2 : 1
     figure({ area: 'remote', figure: `open${pick.length ? ` + load(${label})` : ''}: round trips`,
       ours: `${trips} (${requests} requests, ${maxInFlight} at once; ${ms.toFixed(0)} ms)`, baselineName: 'target', baseline: String(wantTrips),
-      ratio: trips / wantTrips, ratioText: `${trips} of ${wantTrips}`, target: `${wantTrips} round trip${wantTrips > 1 ? 's' : ''}`, met: trips <= wantTrips })
+      ratio: trips / wantTrips, ratioText: `${trips} of ${wantTrips}`,
+      // The capped case shows a browser on HTTP/1.1; the target is for the defaults.
+      target: concurrency ? '' : `${wantTrips} round trip${wantTrips > 1 ? 's' : ''}`, met: concurrency ? null : trips <= wantTrips })
     figure({ area: 'remote', figure: `open${pick.length ? ` + load(${label})` : ''}: bytes`, ours: bytes.toLocaleString('en-US'),
       baselineName: 'exact need', baseline: need.toLocaleString('en-US'), ratio: bytes / need,
       ratioText: `+${(bytes - need).toLocaleString('en-US')} bytes`, target: '<= need + P', met: bytes <= need + INITIAL_FETCH_SIZE })

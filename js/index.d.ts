@@ -52,7 +52,7 @@ export interface ReadOptions {
 
 /**
  * Options for URLs (ranged HTTP reading). Defaults: initialFetchSize 256 KiB, mergeGap 512 KiB,
- * concurrency 6, retries 3 (retryDelay 250 ms, doubling), wholeFileThreshold 8 MiB.
+ * concurrency 64, retries 3 (retryDelay 250 ms, doubling), wholeFileThreshold 8 MiB.
  */
 export interface HttpOptions {
   /** The fetch to use (default: globalThis.fetch): a proxy, a mock, an instrumented fetch. */

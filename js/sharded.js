@@ -11,7 +11,7 @@ import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './pool.js'
 import { openSource } from './file.js'
-import { fetchBytes, urlSource } from './http.js'
+import { CONCURRENCY, fetchBytes, urlSource } from './http.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
@@ -143,7 +143,7 @@ export class ShardedFile {
   constructor(index, openShard, options = {}) {
     this.#index = index
     this.#openShard = openShard
-    this.#concurrency = Math.max(1, options.concurrency ?? 6)
+    this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
   }
 
   /** The index's own "metadata" object as written (e.g. { total_size: 4305 }), or null. Each

@@ -184,6 +184,34 @@ test('requests in flight stay within concurrency', async () => {
   }
 })
 
+test('by default every far-apart span of a read is in flight at once: one round trip after the header', async () => {
+  // 40 tensors 600,000 bytes apart (past mergeGap), each read as its own request.
+  const tensors = Array.from({ length: 80 }, (_, i) => ({ name: `t${i}`, dtype: 'U8', shape: [600_000], bytes: 600_000 }))
+  const v = virtualFile(tensors)
+  server.addVirtual('/forty.safetensors', v.content)
+  let started = 0
+  let startedBeforeFirstAnswer = -1
+  /** @type {typeof fetch} */
+  const counting = async (input, init) => {
+    started++
+    const response = await fetch(input, init)
+    if (startedBeforeFirstAnswer < 0) startedBeforeFirstAnswer = started
+    return response
+  }
+  const f = await openFile(server.url('/forty.safetensors'), { initialFetchSize: v.dataStart, fetch: counting })
+  server.setLatency(200)
+  started = 0
+  startedBeforeFirstAnswer = -1
+  try {
+    const m = await f.load(tensors.filter((_, i) => i % 2 === 0).map((t) => t.name))
+    assert.equal(started, 40)
+    assert.equal(startedBeforeFirstAnswer, 40)  // none waited for another's answer
+    for (const t of m.values()) t.dispose()
+  } finally {
+    server.setLatency(0)
+  }
+})
+
 test('slice: a row block is one request, a column block many small ranges or one merged', async () => {
   const v = virtualFile([{ name: 'w', dtype: 'F32', shape: [64, 256], bytes: 64 * 256 * 4 }])
   server.addVirtual('/matrix.safetensors', v.content)
