@@ -64,7 +64,7 @@ bool SlicePlanner::plan(std::string name, uint32_t dtype, uintptr_t dims, uint32
                         double absoluteBegin, std::string spec) {
   ranges_.clear();
   if (dtype >= kDtypeCount) {
-    error_ = makeError(ErrorCode::InvalidSlice, 0, "unknown dtype index " + std::to_string(dtype));
+    error_ = makeError(ErrorCode::InvalidSlice, 0, "unknown dtype index " + decimal(dtype));
     return false;
   }
   // A one-tensor table whose data starts at absoluteBegin, so offsets come out absolute. The

@@ -42,4 +42,18 @@ Error makeError(ErrorCode code, uint64_t offset, std::string message, std::strin
   return e;
 }
 
+std::string decimalText(uint64_t magnitude, bool negative) {
+  char digits[21];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (negative) digits[n++] = '-';
+  std::string s;
+  s.reserve(n);
+  while (n > 0) s.push_back(digits[--n]);
+  return s;
+}
+
 }  // namespace st

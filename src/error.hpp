@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace st {
 
@@ -47,5 +48,18 @@ struct Error {
 };
 
 Error makeError(ErrorCode code, uint64_t offset, std::string message, std::string tensor = {});
+
+// Decimal text of v, for messages. Used instead of std::to_string, whose libc++ version goes
+// through snprintf and pulls printf's float formatting (and long-double arithmetic) into the wasm.
+std::string decimalText(uint64_t magnitude, bool negative);
+
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+std::string decimal(T v) {
+  // The magnitude is taken in unsigned arithmetic so the most negative value does not overflow.
+  if constexpr (std::is_signed_v<T>)
+    return decimalText(v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), v < 0);
+  else
+    return decimalText(v, false);
+}
 
 }  // namespace st

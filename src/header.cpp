@@ -5,6 +5,7 @@
 #include <string>
 
 #include "header_json.hpp"
+#include "name_order.hpp"
 
 namespace st {
 namespace {
@@ -21,13 +22,13 @@ std::string shapeText(const Header& h, const TensorInfo& t) {
   std::string s = "[";
   for (uint32_t i = 0; i < t.rank; ++i) {
     if (i) s += ", ";
-    s += std::to_string(h.shape(t)[i]);
+    s += decimal(h.shape(t)[i]);
   }
   return s + "]";
 }
 
 std::string offsetsText(const TensorInfo& t) {
-  return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+  return "[" + decimal(t.begin) + ", " + decimal(t.end) + "]";
 }
 
 // Up to the first 8 bytes of a name, packed little-endian into an integer.
@@ -290,48 +291,35 @@ class SimpleHeaderScanner {
   Header& out_;
 };
 
-// a < b, byte-wise (as std::string_view compares), 8 bytes at a time: names share long
-// prefixes ("model.layers.12.mlp.experts."), and wasm's memcmp goes byte by byte.
-bool bytesLess(std::string_view a, std::string_view b) {
-  const size_t n = a.size() < b.size() ? a.size() : b.size();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    x = __builtin_bswap64(x);  // so that the first byte is the most significant
-    y = __builtin_bswap64(y);
-#endif
-    if (x != y) return x < y;
-  }
-  for (; i < n; ++i)
-    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
-  return a.size() < b.size();
-}
-
 // Rule 5's duplicate check (this project's decision: the reference keeps the last one).
 // Builds byName on the way, over the table already in file order.
 Error checkDuplicates(Header& h, uint64_t headerStart) {
-  h.byName.resize(h.tensors.size());
-  for (uint32_t i = 0; i < h.byName.size(); ++i) h.byName[i] = i;
-  std::sort(h.byName.begin(), h.byName.end(), [&h](uint32_t a, uint32_t b) {
-    return bytesLess(h.name(h.tensors[a]), h.name(h.tensors[b]));
-  });
+  h.byName = orderByName(
+      h.tensors.size(),
+      [](const void* header, uint32_t i) {
+        const Header& hh = *static_cast<const Header*>(header);
+        return hh.name(hh.tensors[i]);
+      },
+      &h);
   for (size_t i = 1; i < h.byName.size(); ++i) {
     std::string_view name = h.name(h.tensors[h.byName[i]]);
     if (name == h.name(h.tensors[h.byName[i - 1]]))
       return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
                        "duplicate tensor name \"" + std::string(name) + "\"", std::string(name));
   }
-  std::vector<std::string_view> keys;
-  keys.reserve(h.metadata.size());
-  for (const MetadataEntry& m : h.metadata) keys.push_back(h.str(m.key));
-  std::sort(keys.begin(), keys.end());
-  for (size_t i = 1; i < keys.size(); ++i)
-    if (keys[i] == keys[i - 1])
+  const std::vector<uint32_t> byKey = orderByName(
+      h.metadata.size(),
+      [](const void* header, uint32_t i) {
+        const Header& hh = *static_cast<const Header*>(header);
+        return hh.str(hh.metadata[i].key);
+      },
+      &h);
+  for (size_t i = 1; i < byKey.size(); ++i) {
+    std::string_view key = h.str(h.metadata[byKey[i]].key);
+    if (key == h.str(h.metadata[byKey[i - 1]].key))
       return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
-                       "duplicate metadata key \"" + std::string(keys[i]) + "\"");
+                       "duplicate metadata key \"" + std::string(key) + "\"");
+  }
   return {};
 }
 
@@ -344,8 +332,8 @@ Error validateLayout(const Header& h) {
     const auto tensorName = [&h, &t] { return std::string(h.name(t)); };
     if (t.begin != expected || t.end < t.begin) {
       std::string why = t.begin != expected
-                            ? "begins at " + std::to_string(t.begin) + ", expected " +
-                                  std::to_string(expected) + " (tensors must tile the data buffer)"
+                            ? "begins at " + decimal(t.begin) + ", expected " +
+                                  decimal(expected) + " (tensors must tile the data buffer)"
                             : "ends before it begins";
       return makeError(ErrorCode::InvalidOffset, saturatingAdd(base, t.begin),
                        "tensor \"" + tensorName() + "\" data_offsets " + offsetsText(t) + ": " + why, tensorName());
@@ -360,25 +348,25 @@ Error validateLayout(const Header& h) {
     uint64_t bits = 0;
     if (!checkedMul(elements, dtypeBits(t.dtype), bits))
       return makeError(ErrorCode::ValidationOverflow, saturatingAdd(base, t.begin),
-                       "tensor \"" + tensorName() + "\" " + std::to_string(elements) + " elements of " +
+                       "tensor \"" + tensorName() + "\" " + decimal(elements) + " elements of " +
                            dtypeName(t.dtype) + ": bit count overflows 64 bits", tensorName());
     if (bits % 8 != 0)
       return makeError(ErrorCode::MisalignedSlice, saturatingAdd(base, t.begin),
-                       "tensor \"" + tensorName() + "\" " + std::to_string(elements) + " elements of " +
-                           dtypeName(t.dtype) + " are " + std::to_string(bits) +
+                       "tensor \"" + tensorName() + "\" " + decimal(elements) + " elements of " +
+                           dtypeName(t.dtype) + " are " + decimal(bits) +
                            " bits, not a whole number of bytes", tensorName());
     if (t.end - t.begin != bits / 8)
       return makeError(ErrorCode::TensorInvalidInfo, saturatingAdd(base, t.begin),
                        "tensor \"" + tensorName() + "\" " + dtypeName(t.dtype) + " " + shapeText(h, t) +
-                           " needs " + std::to_string(bits / 8) + " bytes but data_offsets " +
-                           offsetsText(t) + " span " + std::to_string(t.end - t.begin), tensorName());
+                           " needs " + decimal(bits / 8) + " bytes but data_offsets " +
+                           offsetsText(t) + " span " + decimal(t.end - t.begin), tensorName());
   }
   uint64_t dataEnd = base + expected;
   if (dataEnd < base || dataEnd != h.fileLength)
     return makeError(ErrorCode::MetadataIncompleteBuffer, saturatingAdd(base, expected),
                      "tensors end at file byte " +
-                         (dataEnd < base ? std::string("past 2^64") : std::to_string(dataEnd)) +
-                         " but the file is " + std::to_string(h.fileLength) + " bytes");
+                         (dataEnd < base ? std::string("past 2^64") : decimal(dataEnd)) +
+                         " but the file is " + decimal(h.fileLength) + " bytes");
   return {};
 }
 
@@ -441,21 +429,21 @@ Error readHeaderLength(const uint8_t* prefix, size_t available, uint64_t fileLen
                        uint64_t& headerLength) {
   if (fileLength < 8)
     return makeError(ErrorCode::HeaderTooSmall, 0,
-                     "file is " + std::to_string(fileLength) +
+                     "file is " + decimal(fileLength) +
                          " bytes, shorter than the 8-byte header length");
   if (available < 8)
     return makeError(ErrorCode::HeaderTooSmall, 0,
-                     "only " + std::to_string(available) + " of the 8 header length bytes were given");
+                     "only " + decimal(available) + " of the 8 header length bytes were given");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[i];
   if (n > kMaxHeaderLength)
     return makeError(ErrorCode::HeaderTooLarge, 0,
-                     "header length " + std::to_string(n) + " exceeds the limit of " +
-                         std::to_string(kMaxHeaderLength) + " bytes");
+                     "header length " + decimal(n) + " exceeds the limit of " +
+                         decimal(kMaxHeaderLength) + " bytes");
   if (8 + n > fileLength)  // n <= 1e8: no overflow
     return makeError(ErrorCode::InvalidHeaderLength, 0,
-                     "header of " + std::to_string(n) + " bytes ends at file byte " +
-                         std::to_string(8 + n) + " but the file is " + std::to_string(fileLength) +
+                     "header of " + decimal(n) + " bytes ends at file byte " +
+                         decimal(8 + n) + " but the file is " + decimal(fileLength) +
                          " bytes");
   headerLength = n;
   return {};
@@ -471,7 +459,7 @@ Error parseHeader(const uint8_t* json, size_t length, uint64_t fileLength, Heade
                      "header is not valid UTF-8: bad byte 0x" +
                          std::string(1, "0123456789ABCDEF"[json[bad] >> 4]) +
                          std::string(1, "0123456789ABCDEF"[json[bad] & 15]) + " at header byte " +
-                         std::to_string(bad));
+                         decimal(bad));
   const char* text = reinterpret_cast<const char*>(json);
   // The common shape of header in one fast pass; anything else (errors included) through
   // nlohmann's SAX parser, from a clean table.
@@ -498,8 +486,8 @@ Error parseFile(const uint8_t* bytes, size_t available, uint64_t fileLength, Hea
   if (Error e = readHeaderLength(bytes, available, fileLength, n)) return e;
   if (available - 8 < n)
     return makeError(ErrorCode::InvalidHeaderLength, 0,
-                     "header of " + std::to_string(n) + " bytes but only " +
-                         std::to_string(available - 8) + " were given");
+                     "header of " + decimal(n) + " bytes but only " +
+                         decimal(available - 8) + " were given");
   return parseHeader(bytes + 8, static_cast<size_t>(n), fileLength, out);
 }
 

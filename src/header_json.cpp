@@ -162,7 +162,7 @@ class HeaderHandler final {
   }
 
   bool start_object(std::size_t) {
-    if (++depth_ > kMaxJsonDepth) return fail("JSON nesting deeper than " + std::to_string(kMaxJsonDepth));
+    if (++depth_ > kMaxJsonDepth) return fail("JSON nesting deeper than " + decimal(kMaxJsonDepth));
     switch (state_) {
       case State::Start:
         state_ = State::TopKey;
@@ -217,7 +217,7 @@ class HeaderHandler final {
   }
 
   bool start_array(std::size_t) {
-    if (++depth_ > kMaxJsonDepth) return fail("JSON nesting deeper than " + std::to_string(kMaxJsonDepth));
+    if (++depth_ > kMaxJsonDepth) return fail("JSON nesting deeper than " + decimal(kMaxJsonDepth));
     switch (state_) {
       case State::EntryValue:
         beginEntry(State::EntrySeq);
@@ -262,11 +262,11 @@ class HeaderHandler final {
       case State::OffsetValue:
         if (offsetCount_ != 2)
           return fail("data_offsets of tensor " + quotedName() + " has " +
-                      std::to_string(offsetCount_) + " elements, not 2");
+                      decimal(offsetCount_) + " elements, not 2");
         return fieldDone();
       case State::EntrySeq:
         if (seqIndex_ != 3)
-          return fail("tensor " + quotedName() + " is an array of " + std::to_string(seqIndex_) +
+          return fail("tensor " + quotedName() + " is an array of " + decimal(seqIndex_) +
                       " elements, not [dtype, shape, data_offsets]");
         return finishEntry();
       case State::Skip:
@@ -331,7 +331,7 @@ class HeaderHandler final {
         return fail("dtype object of tensor " + quotedName() + " must map the dtype to null");
       case State::EntrySeq:
         return fail("tensor " + quotedName() + " has " + kindName(kind) + " at position " +
-                    std::to_string(seqIndex_) + " of its array form");
+                    decimal(seqIndex_) + " of its array form");
       case State::ShapeDim:
         return fail("shape of tensor " + quotedName() + " contains " + kindName(kind) +
                     ", not a non-negative integer");

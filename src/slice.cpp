@@ -23,11 +23,11 @@ struct SpecParser {
     if (where < spec.size()) {
       unsigned char c = static_cast<unsigned char>(spec[where]);
       found = c >= 0x20 && c < 0x7F ? "'" + std::string(1, spec[where]) + "'"
-                                    : "byte " + std::to_string(c);
+                                    : "byte " + decimal(c);
     }
     return makeError(ErrorCode::InvalidSlice, 0,
                      "slice spec \"" + std::string(spec) + "\": " + what + ", found " + found +
-                         " at position " + std::to_string(where));
+                         " at position " + decimal(where));
   }
 
   Error number(int64_t& out) {
@@ -88,14 +88,14 @@ struct SpecParser {
 
 std::string shapeText(const Header& h, const TensorInfo& t) {
   std::string s = "[";
-  for (uint32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(h.shape(t)[i]);
+  for (uint32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + decimal(h.shape(t)[i]);
   return s + "]";
 }
 
 std::string indexerText(const SliceIndexer& ix) {
-  if (ix.kind == SliceIndexer::Kind::Index) return "index " + std::to_string(ix.start);
-  return "range " + (ix.hasStart ? std::to_string(ix.start) : std::string()) + ":" +
-         (ix.hasStop ? std::to_string(ix.stop) : std::string());
+  if (ix.kind == SliceIndexer::Kind::Index) return "index " + decimal(ix.start);
+  return "range " + (ix.hasStart ? decimal(ix.start) : std::string()) + ":" +
+         (ix.hasStop ? decimal(ix.stop) : std::string());
 }
 
 // Python-style bound: negative values count back from dim. False when the result would lie
@@ -152,7 +152,7 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
   };
   if (count > rank)
     return fail(ErrorCode::TooManySlices, tensorStart,
-                std::to_string(count) + " indexers for " + std::to_string(rank) + " dimensions");
+                decimal(count) + " indexers for " + decimal(rank) + " dimensions");
 
   std::vector<DimSlice> slices(rank);
   out.shape.reserve(rank);
@@ -163,7 +163,7 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
     if (d < count) {
       const SliceIndexer& ix = indexers[d];
       auto where = [d, dim] {  // built only on failure
-        return " of dimension " + std::to_string(d) + " (size " + std::to_string(dim) + ")";
+        return " of dimension " + decimal(d) + " (size " + decimal(dim) + ")";
       };
       if (ix.kind == SliceIndexer::Kind::Index) {
         if (!resolve(ix.start, dim, begin) || begin == dim)
@@ -174,15 +174,15 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
         if (ix.hasStart && !resolve(ix.start, dim, begin))
           return fail(
               ErrorCode::SliceOutOfRange, tensorStart,
-              indexerText(ix) + ": start " + std::to_string(ix.start) + " is outside" + where());
+              indexerText(ix) + ": start " + decimal(ix.start) + " is outside" + where());
         if (ix.hasStop && !resolve(ix.stop, dim, end))
           return fail(
               ErrorCode::SliceOutOfRange, tensorStart,
-              indexerText(ix) + ": stop " + std::to_string(ix.stop) + " is outside" + where());
+              indexerText(ix) + ": stop " + decimal(ix.stop) + " is outside" + where());
         if (begin > end)
           return fail(ErrorCode::InvalidSlice, tensorStart,
-                      indexerText(ix) + where() + " resolves to start " + std::to_string(begin) +
-                          " > stop " + std::to_string(end));
+                      indexerText(ix) + where() + " resolves to start " + decimal(begin) +
+                          " > stop " + decimal(end));
       }
     }
     if (d >= count || indexers[d].kind == SliceIndexer::Kind::Range)
@@ -232,8 +232,8 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
   }
   if (badBit != UINT64_MAX)
     return fail(ErrorCode::MisalignedSlice, tensorStart + badBit / 8,
-                "a slice range would begin or end at bit " + std::to_string(badBit) +
-                    " of the tensor's data, inside byte " + std::to_string(badBit / 8));
+                "a slice range would begin or end at bit " + decimal(badBit) +
+                    " of the tensor's data, inside byte " + decimal(badBit / 8));
 
   std::vector<Loop> loops;
   uint64_t rangeCount = 1;
@@ -244,7 +244,7 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
   }
   if (rangeCount > out.ranges.max_size())
     return fail(ErrorCode::InvalidSlice, tensorStart,
-                "the slice needs " + std::to_string(rangeCount) +
+                "the slice needs " + decimal(rangeCount) +
                     " byte ranges, more than this platform can hold");
   const uint64_t runBytes = runBits / 8;
   out.byteLength = runBytes * rangeCount;

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "header.hpp"
+#include "name_order.hpp"
 
 namespace st {
 namespace {
@@ -22,7 +23,7 @@ std::string shapeText(const WriterTensor& t) {
   std::string s = "[";
   for (uint32_t i = 0; i < t.rank; ++i) {
     if (i) s += ", ";
-    s += std::to_string(t.shape[i]);
+    s += decimal(t.shape[i]);
   }
   return s + "]";
 }
@@ -41,7 +42,7 @@ Error notUtf8(std::string_view s, const std::string& what, std::string tensor = 
   size_t bad = findInvalidUtf8(bytesOf(s), s.size());
   return makeError(ErrorCode::InvalidHeader, 0,
                    what + " is not valid UTF-8: bad byte " + hexByte(bytesOf(s)[bad]) +
-                       " at byte " + std::to_string(bad),
+                       " at byte " + decimal(bad),
                    std::move(tensor));
 }
 
@@ -57,17 +58,17 @@ Error checkByteLength(const WriterTensor& t, uint64_t offset) {
       return fail(ErrorCode::ValidationOverflow,
                   "shape " + shapeText(t) + ": element count overflows 64 bits");
   uint64_t bits = 0;
-  auto count = [&] { return std::to_string(elements) + " elements of " + dtypeName(t.dtype); };
+  auto count = [&] { return decimal(elements) + " elements of " + dtypeName(t.dtype); };
   if (!checkedMul(elements, dtypeBits(t.dtype), bits))
     return fail(ErrorCode::ValidationOverflow, count() + ": bit count overflows 64 bits");
   if (bits % 8 != 0)
     return fail(ErrorCode::MisalignedSlice,
-                count() + " are " + std::to_string(bits) + " bits, not a whole number of bytes");
+                count() + " are " + decimal(bits) + " bits, not a whole number of bytes");
   if (t.byteLength != bits / 8)
     return fail(ErrorCode::TensorInvalidInfo,
                 std::string(dtypeName(t.dtype)) + " " + shapeText(t) + " needs " +
-                    std::to_string(bits / 8) + " bytes but its data is " +
-                    std::to_string(t.byteLength));
+                    decimal(bits / 8) + " bytes but its data is " +
+                    decimal(t.byteLength));
   return {};
 }
 
@@ -105,8 +106,8 @@ void appendNumber(std::string& out, uint64_t v) {
 
 Error tooLarge(uint64_t length, const char* qualifier) {
   return makeError(ErrorCode::HeaderTooLarge, 0,
-                   std::string("header would be ") + qualifier + std::to_string(length) +
-                       " bytes, over the limit of " + std::to_string(kMaxHeaderLength));
+                   std::string("header would be ") + qualifier + decimal(length) +
+                       " bytes, over the limit of " + decimal(kMaxHeaderLength));
 }
 
 // Rule 5 as this project reads it: names and keys must be unique, "__metadata__" is no
@@ -118,14 +119,16 @@ Error checkKeys(const WriterTensor* tensors, std::vector<uint32_t>& byName,
     if (static_cast<unsigned>(t.dtype) >= kDtypeCount)
       return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
                        "tensor " + quoted(t.name) + " has unknown dtype code " +
-                           std::to_string(static_cast<unsigned>(t.dtype)), std::string(t.name));
+                           decimal(static_cast<unsigned>(t.dtype)), std::string(t.name));
     if (t.name == kMetadataKey)
       return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
                        "a tensor cannot be named \"__metadata__\": that key holds the metadata",
                        std::string(t.name));
   }
-  std::sort(byName.begin(), byName.end(),
-            [tensors](uint32_t a, uint32_t b) { return tensors[a].name < tensors[b].name; });
+  byName = orderByName(
+      byName.size(),
+      [](const void* all, uint32_t i) { return static_cast<const WriterTensor*>(all)[i].name; },
+      tensors);
   for (size_t i = 1; i < byName.size(); ++i)
     if (tensors[byName[i]].name == tensors[byName[i - 1]].name)
       return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
@@ -133,8 +136,12 @@ Error checkKeys(const WriterTensor* tensors, std::vector<uint32_t>& byName,
                        std::string(tensors[byName[i]].name));
   if (!metadata) return {};
   const WriterMetadata& m = *metadata;
-  std::sort(byKey.begin(), byKey.end(),
-            [&m](uint32_t a, uint32_t b) { return m[a].first < m[b].first; });
+  byKey = orderByName(
+      byKey.size(),
+      [](const void* entries, uint32_t i) {
+        return (*static_cast<const WriterMetadata*>(entries))[i].first;
+      },
+      &m);
   for (size_t i = 1; i < byKey.size(); ++i)
     if (m[byKey[i]].first == m[byKey[i - 1]].first)
       return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
@@ -167,9 +174,9 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
   const size_t keyCount = metadata ? metadata->size() : 0;
   if (count > kMaxHeaderLength || keyCount > kMaxHeaderLength)
     return makeError(ErrorCode::HeaderTooLarge, 0,
-                     std::to_string(count) + " tensors and " + std::to_string(keyCount) +
+                     decimal(count) + " tensors and " + decimal(keyCount) +
                          " metadata entries cannot fit in a header of at most " +
-                         std::to_string(kMaxHeaderLength) + " bytes");
+                         decimal(kMaxHeaderLength) + " bytes");
 
   uint64_t textBytes = 0;  // only sizes the reservation below
   for (size_t i = 0; i < count; ++i) {
@@ -197,8 +204,8 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
     if (Error e = checkByteLength(t, dataLength)) return e;
     if (t.byteLength > UINT64_MAX - dataLength)
       return makeError(ErrorCode::ValidationOverflow, dataLength,
-                       "tensor " + quoted(t.name) + " of " + std::to_string(t.byteLength) +
-                           " bytes at data offset " + std::to_string(dataLength) +
+                       "tensor " + quoted(t.name) + " of " + decimal(t.byteLength) +
+                           " bytes at data offset " + decimal(dataLength) +
                            " would end past 2^64", std::string(t.name));
     out.offsets[i] = dataLength;
     dataLength += t.byteLength;
@@ -247,8 +254,8 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
   if (padded > kMaxHeaderLength) return tooLarge(padded, "");
   if (dataLength > UINT64_MAX - 8 - padded)
     return makeError(ErrorCode::ValidationOverflow, 0,
-                     std::to_string(dataLength) + " data bytes after a header of " +
-                         std::to_string(8 + padded) + " bytes would end the file past 2^64");
+                     decimal(dataLength) + " data bytes after a header of " +
+                         decimal(8 + padded) + " bytes would end the file past 2^64");
   h.resize(8 + padded, ' ');
   for (int b = 0; b < 8; ++b) h[b] = static_cast<char>(padded >> (8 * b));
   out.fileLength = 8 + padded + dataLength;
