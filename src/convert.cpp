@@ -200,22 +200,20 @@ void decodeF4(const uint8_t* src, size_t n, float* dst) {
 }
 
 #if defined(__wasm_simd128__)
-// f16ToF32Bits on four lanes of F16 bits (one per 32-bit lane). Written out rather than left to
-// the vectorizer, which narrows the comparisons to 16-bit lanes and widens every mask back.
-inline v128_t f16ToF32x4(v128_t h) {
-  const v128_t sign = wasm_i32x4_shl(wasm_u32x4_shr(h, 15), 31);
-  const v128_t em = wasm_v128_and(h, wasm_i32x4_splat(0x7FFF));
-  const v128_t shifted = wasm_i32x4_shl(em, 13);
-  const v128_t isSubnormal = wasm_u32x4_lt(em, wasm_i32x4_splat(0x0400));
-  const v128_t isSpecial = wasm_u32x4_ge(em, wasm_i32x4_splat(0x7C00));
-  // Normal: rebias. Subnormal: the same plus 2^-14's exponent step, less 2^-14 (exact). Only
-  // the masked constants differ between the two, so no select is needed.
-  const v128_t biased = wasm_i32x4_add(
-      shifted, wasm_i32x4_add(wasm_i32x4_splat((127 - 15) << 23), wasm_v128_and(isSubnormal, wasm_i32x4_splat(1 << 23))));
-  const v128_t finite = wasm_f32x4_sub(biased, wasm_v128_and(isSubnormal, wasm_f32x4_splat(0x1p-14f)));
-  const v128_t special = wasm_v128_or(shifted, wasm_i32x4_splat(0x7F800000));
-  return wasm_v128_or(sign, wasm_v128_bitselect(special, finite, isSpecial));
+// f16ToF32Bits on four lanes of F16 bits (one per 32-bit lane). Scaling by 2^112 rebiases the
+// exponent of normals and, as subnormal float arithmetic is exact in wasm, normalizes F16
+// subnormals too; infinities and NaNs land at 2^16 and above, where the exponent is set to all
+// ones, keeping the payload. Written out rather than left to the vectorizer, which narrows the
+// comparisons to 16-bit lanes and widens every mask back.
+inline v128_t f16HighToF32x4(v128_t high) {  // the F16s in the top half of each lane
+  const v128_t sign = wasm_v128_and(high, wasm_i32x4_splat(static_cast<int32_t>(0x80000000u)));
+  const v128_t shifted = wasm_u32x4_shr(wasm_i32x4_shl(high, 1), 4);  // exponent and mantissa << 13
+  const v128_t scaled = wasm_f32x4_mul(shifted, wasm_f32x4_splat(0x1p112f));
+  const v128_t isSpecial = wasm_f32x4_ge(scaled, wasm_f32x4_splat(65536.0f));
+  return wasm_v128_or(wasm_v128_or(scaled, sign), wasm_v128_and(isSpecial, wasm_i32x4_splat(0x7F800000)));
 }
+
+inline v128_t f16ToF32x4(v128_t h) { return f16HighToF32x4(wasm_i32x4_shl(h, 16)); }
 
 // e4m3ToF32Bits on four lanes of E4M3 bytes (one per 32-bit lane).
 inline v128_t e4m3ToF32x4(v128_t b) {
@@ -242,9 +240,10 @@ void decodeF16(const uint8_t* src, size_t n, float* dst) {
   size_t i = 0;
 #if defined(__wasm_simd128__)
   for (; i + 8 <= n; i += 8) {
-    const v128_t h = wasm_v128_load(src + 2 * i);
-    wasm_v128_store(dst + i, f16ToF32x4(wasm_u32x4_extend_low_u16x8(h)));
-    wasm_v128_store(dst + i + 4, f16ToF32x4(wasm_u32x4_extend_high_u16x8(h)));
+    // Interleaving with zeros puts each F16 in the top half of a 32-bit lane in one shuffle.
+    const v128_t h = wasm_v128_load(src + 2 * i), zero = wasm_i32x4_splat(0);
+    wasm_v128_store(dst + i, f16HighToF32x4(wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11)));
+    wasm_v128_store(dst + i + 4, f16HighToF32x4(wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15)));
   }
 #endif
   decodeEach<2>(src + 2 * i, n - i, dst + i,
