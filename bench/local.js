@@ -3,10 +3,10 @@
  * Local loads in Node: every tensor of a 1 GiB file (64 x 16 MiB, F32 and BF16) read through
  * open(path) + load(names), against fs.readFileSync of the whole file plus JSON.parse of the
  * header and a typed-array view per tensor. Each case runs in its own process (so peak RSS is
- * its own), alternately, three times; the file is read once first so both read from the page
+ * its own), alternately, five times; the file is read once first so both read from the page
  * cache. Reported: median time, throughput, and peak RSS added over the process's RSS before
  * the read (getrusage's high-water mark), against the tensors' bytes.
- *   node bench/local.js [--mib 1024] [--dir DIR] [--runs 3]
+ *   node bench/local.js [--mib 1024] [--dir DIR] [--runs 5]
  */
 import { spawnSync } from 'node:child_process'
 import { closeSync, openSync, readFileSync, rmSync, writeSync, mkdtempSync } from 'node:fs'
@@ -18,7 +18,7 @@ import { emitFigures, figure, fmtMs, machine, median } from './common.js'
 
 const MIB = 1 << 20
 const { values } = parseArgs({
-  options: { mib: { type: 'string', default: '1024' }, dir: { type: 'string' }, runs: { type: 'string', default: '3' },
+  options: { mib: { type: 'string', default: '1024' }, dir: { type: 'string' }, runs: { type: 'string', default: '5' },
     case: { type: 'string' }, path: { type: 'string' } },
 })
 
