@@ -5,6 +5,7 @@
 #include <string>
 
 #include "header_json.hpp"
+#include "merge_sort.hpp"
 #include "name_order.hpp"
 
 namespace st {
@@ -476,7 +477,7 @@ Error parseHeader(const uint8_t* json, size_t length, uint64_t fileLength, Heade
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   };
   if (!std::is_sorted(out.tensors.begin(), out.tensors.end(), byOffsets))
-    std::stable_sort(out.tensors.begin(), out.tensors.end(), byOffsets);
+    mergeSort(out.tensors, byOffsets);
   if (Error e = checkDuplicates(out, 8)) return e;
   return validateLayout(out);
 }

@@ -1,7 +1,8 @@
 #include "name_order.hpp"
 
-#include <algorithm>
 #include <cstring>
+
+#include "merge_sort.hpp"
 
 namespace st {
 
@@ -38,10 +39,7 @@ std::vector<uint32_t> orderByName(size_t n, std::string_view (*name)(const void*
                                   const void* context) {
   std::vector<NamedIndex> keyed(n);
   for (uint32_t i = 0; i < n; ++i) keyed[i] = {name(context, i), i};
-  std::sort(keyed.begin(), keyed.end(), [](const NamedIndex& a, const NamedIndex& b) {
-    if (a.name == b.name) return a.index < b.index;
-    return bytesLess(a.name, b.name);
-  });
+  mergeSort(keyed, [](const NamedIndex& a, const NamedIndex& b) { return bytesLess(a.name, b.name); });
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = keyed[i].index;
   return order;

@@ -1,6 +1,5 @@
 // Byte-wise name order, shared by the reader (lookup by name, duplicate check) and the writer
-// (the reference writes names in sorted order). One sort instantiation serves every caller:
-// each std::sort with its own comparator costs the wasm several kilobytes of code.
+// (the reference writes names in sorted order).
 #pragma once
 #include <cstdint>
 #include <string_view>

@@ -1,0 +1,58 @@
+// name_order.hpp and merge_sort.hpp: the sorts behind name lookup, the duplicate check and the
+// writer's name order, checked against the standard library's on random input.
+#include <catch.hpp>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "merge_sort.hpp"
+#include "name_order.hpp"
+
+using st::bytesLess;
+using st::mergeSort;
+using st::orderByName;
+
+TEST_CASE("bytesLess orders as std::string_view does, bytes unsigned, prefixes first") {
+  std::mt19937 rng(7);
+  const std::string alphabet = std::string("ab.0") + '\xff' + '\x80' + '\0';
+  for (int round = 0; round < 20000; ++round) {
+    std::string a, b;
+    for (size_t n = rng() % 20; n > 0; --n) a += alphabet[rng() % alphabet.size()];
+    b = rng() % 2 ? a.substr(0, rng() % (a.size() + 1)) : std::string();
+    for (size_t n = rng() % 20; n > 0; --n) b += alphabet[rng() % alphabet.size()];
+    INFO(a << " vs " << b);
+    REQUIRE(bytesLess(a, b) == (std::string_view(a) < std::string_view(b)));
+    REQUIRE(bytesLess(b, a) == (std::string_view(b) < std::string_view(a)));
+  }
+}
+
+TEST_CASE("mergeSort is a stable sort") {
+  std::mt19937 rng(11);
+  for (size_t n : {0u, 1u, 2u, 3u, 7u, 8u, 9u, 100u, 1000u, 4097u}) {
+    std::vector<std::pair<int, int>> items(n);  // (key, original position)
+    for (size_t i = 0; i < n; ++i) items[i] = {static_cast<int>(rng() % 10), static_cast<int>(i)};
+    auto expected = items;
+    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    mergeSort(items, [](auto& a, auto& b) { return a.first < b.first; });
+    REQUIRE(items == expected);
+  }
+}
+
+TEST_CASE("orderByName gives the indices in name order, equal names in index order") {
+  std::mt19937 rng(3);
+  std::vector<std::string> names(3000);
+  for (auto& name : names) {
+    name = "model.layers." + std::to_string(rng() % 40) + ".mlp.";  // long shared prefixes
+    for (size_t n = rng() % 4; n > 0; --n) name += static_cast<char>('a' + rng() % 3);
+  }
+  const auto order = orderByName(
+      names.size(),
+      [](const void* all, uint32_t i) -> std::string_view { return (*static_cast<const std::vector<std::string>*>(all))[i]; },
+      &names);
+  std::vector<uint32_t> expected(names.size());
+  for (uint32_t i = 0; i < expected.size(); ++i) expected[i] = i;
+  std::stable_sort(expected.begin(), expected.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+  REQUIRE(order == expected);
+}
