@@ -142,6 +142,7 @@ constexpr auto kE2M1 = minifloatTable<16>({2, 1, 1, NanRule::None});
 // simple so the compiler inlines `decode` and vectorizes where the target allows.
 template <size_t Bytes, class Decode>
 inline void decodeEach(const uint8_t* src, size_t n, float* dst, Decode decode) {
+#pragma clang loop interleave(disable) unroll(disable)
   for (size_t i = 0; i < n; ++i) dst[i] = decode(src + i * Bytes);
 }
 
