@@ -57,7 +57,9 @@ struct AkBuffer {
 struct AkNode {
   AkClass cls = AkClass::EmptyArray;
   std::string formKey;        // empty when the form gives none
-  std::string parameters;     // the node's parameters as compact JSON, "{}" when absent
+  // The node's parameters as compact JSON, "{}" when absent: as nlohmann's dump() writes them
+  // (each key once), except that a non-integer number keeps its source text.
+  std::string parameters;
   std::string array;          // parameters["__array__"] when it is a string
   std::string primitive;      // NumpyArray: awkward's name ("int64", "float32", ...)
   Dtype dtype = Dtype::U8;    // NumpyArray: the safetensors dtype of the data buffer

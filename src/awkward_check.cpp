@@ -5,9 +5,8 @@
 #include <cstring>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "awkward.hpp"
+#include "json_text.hpp"
 
 namespace st {
 namespace {
@@ -16,7 +15,7 @@ std::string label(const AkNode& n) {
   return (n.formKey.empty() ? std::string("(no form_key)") : n.formKey) + " (" + akClassName(n.cls) + ")";
 }
 
-std::string number(uint64_t v) { return std::to_string(v); }
+std::string number(uint64_t v) { return decimal(v); }
 
 // Sets n's capacity to `cap` if that is lower than what it has, remembering the buffer
 // responsible.
@@ -66,7 +65,7 @@ Error outOfBounds(const AkForm& form, const AkBuffer& b, uint64_t i, int64_t val
                   const std::string& bound) {
   return makeError(ErrorCode::AwkwardOutOfBounds, elementOffset(b, i),
                    "awkward " + label(form.nodes[b.node]) + ": " + b.name + "[" + number(i) + "] = " +
-                       std::to_string(value) + " is outside " + bound, b.name);
+                       decimal(value) + " is outside " + bound, b.name);
 }
 
 std::string contentBound(const AkForm& form, uint32_t content) {
@@ -167,8 +166,8 @@ Error checkAkOffsets(const AkForm& form, uint32_t node, const void* offsets, uin
       return outOfBounds(form, b, first + i, v, contentBound(form, n.contents[0]));
     if (i > 0 && v < previous)
       return makeError(ErrorCode::AwkwardDecreasingOffsets, elementOffset(b, first + i),
-                       "awkward " + label(n) + ": " + b.name + "[" + number(first + i) + "] = " + std::to_string(v) +
-                           " is less than the offset before it, " + std::to_string(previous), b.name);
+                       "awkward " + label(n) + ": " + b.name + "[" + number(first + i) + "] = " + decimal(v) +
+                           " is less than the offset before it, " + decimal(previous), b.name);
     previous = v;
   }
   return {};
@@ -186,8 +185,8 @@ Error checkAkLists(const AkForm& form, uint32_t node, const void* starts, const 
     int64_t stop = element(bStops.dtype, stops, i);
     if (stop < start)
       return makeError(ErrorCode::AwkwardDecreasingOffsets, elementOffset(bStops, first + i),
-                       "awkward " + label(n) + ": " + bStops.name + "[" + number(first + i) + "] = " + std::to_string(stop) +
-                           " is less than " + bStarts.name + "[" + number(first + i) + "] = " + std::to_string(start), bStops.name);
+                       "awkward " + label(n) + ": " + bStops.name + "[" + number(first + i) + "] = " + decimal(stop) +
+                           " is less than " + bStarts.name + "[" + number(first + i) + "] = " + decimal(start), bStops.name);
     if (start == stop) continue;  // an empty list points nowhere: awkward ignores its positions
     if (start < 0) return outOfBounds(form, bStarts, first + i, start, contentBound(form, n.contents[0]));
     if (static_cast<uint64_t>(stop) > cap)
@@ -227,19 +226,20 @@ Error checkAkUnion(const AkForm& form, uint32_t node, const void* tags, const vo
     int64_t tag = element(bTags.dtype, tags, i);
     if (tag < 0 || tag >= contents)
       return outOfBounds(form, bTags, first + i, tag,
-                         "[0, " + std::to_string(contents) + "), the union's contents");
+                         "[0, " + decimal(contents) + "), the union's contents");
     const AkNode& c = form.nodes[n.contents[static_cast<size_t>(tag)]];
     int64_t v = element(bIndex.dtype, index, i);
     if (v < 0 || static_cast<uint64_t>(v) >= c.capacity)
       return outOfBounds(form, bIndex, first + i, v,
-                         "[0, " + number(c.capacity) + "), the entries of content " + std::to_string(tag) +
+                         "[0, " + number(c.capacity) + "), the entries of content " + decimal(tag) +
                              ", " + label(c));
   }
   return {};
 }
 
 std::string akFormTreeJson(const AkForm& form) {
-  using Json = nlohmann::ordered_json;
+  // Written by hand, key by key in the order (and with the escaping) that nlohmann's
+  // ordered_json wrote before: compact, UTF-8 as it is.
   static const char* const kIndexNames[] = {"i8", "u8", "i32", "u32", "i64"};
   auto indexName = [](Dtype d) {
     switch (d) {
@@ -250,38 +250,90 @@ std::string akFormTreeJson(const AkForm& form) {
       default: return kIndexNames[4];
     }
   };
-  Json nodes = Json::array();
+  auto key = [](std::string& out, const char* name) {
+    out += ",\"";
+    out += name;
+    out += "\":";
+  };
+  auto boolean = [](bool v) { return v ? "true" : "false"; };
+  std::string out = "{\"length\":" + decimal(form.length) + ",\"nodes\":[";
   for (const AkNode& n : form.nodes) {
-    Json j = Json::object();
-    j["class"] = akClassName(n.cls);
-    j["form_key"] = n.formKey.empty() ? Json(nullptr) : Json(n.formKey);
-    Json params = Json::parse(n.parameters, nullptr, false);
-    j["parameters"] = params.is_discarded() ? Json::object() : std::move(params);
+    if (&n != &form.nodes.front()) out += ',';
+    out += "{\"class\":";
+    appendJsonString(out, akClassName(n.cls));
+    key(out, "form_key");
+    if (n.formKey.empty())
+      out += "null";
+    else
+      appendJsonString(out, n.formKey);
+    key(out, "parameters");
+    out += n.parameters.empty() ? "{}" : n.parameters;  // compact JSON already (parseAkForm)
     if (n.cls == AkClass::NumpyArray) {
-      j["primitive"] = n.primitive;
-      j["dtype"] = dtypeName(n.dtype);
-      j["inner_shape"] = n.innerShape;
+      key(out, "primitive");
+      appendJsonString(out, n.primitive);
+      key(out, "dtype");
+      appendJsonString(out, dtypeName(n.dtype));
+      key(out, "inner_shape");
+      out += '[';
+      for (size_t i = 0; i < n.innerShape.size(); ++i) {
+        if (i) out += ',';
+        out += decimal(n.innerShape[i]);
+      }
+      out += ']';
     }
-    if (n.cls == AkClass::RegularArray) j["size"] = n.size;
-    if (n.cls == AkClass::RecordArray) j["fields"] = n.isTuple ? Json(nullptr) : Json(n.fields);
-    if (n.cls == AkClass::ByteMaskedArray || n.cls == AkClass::BitMaskedArray) j["valid_when"] = n.validWhen;
-    if (n.cls == AkClass::BitMaskedArray) j["lsb_order"] = n.lsbOrder;
-    Json buffers = Json::object();
+    if (n.cls == AkClass::RegularArray) {
+      key(out, "size");
+      out += decimal(n.size);
+    }
+    if (n.cls == AkClass::RecordArray) {
+      key(out, "fields");
+      if (n.isTuple) {
+        out += "null";
+      } else {
+        out += '[';
+        for (size_t i = 0; i < n.fields.size(); ++i) {
+          if (i) out += ',';
+          appendJsonString(out, n.fields[i]);
+        }
+        out += ']';
+      }
+    }
+    if (n.cls == AkClass::ByteMaskedArray || n.cls == AkClass::BitMaskedArray) {
+      key(out, "valid_when");
+      out += boolean(n.validWhen);
+    }
+    if (n.cls == AkClass::BitMaskedArray) {
+      key(out, "lsb_order");
+      out += boolean(n.lsbOrder);
+    }
+    std::string buffers;
     for (uint32_t b : n.buffers) {
       if (b == kAkNone) continue;
       const AkBuffer& buf = form.buffers[b];
-      if (buf.attribute != "data") j[buf.attribute] = indexName(buf.dtype);
-      buffers[buf.attribute] = buf.name;
+      if (buf.attribute != "data") {
+        key(out, buf.attribute.c_str());
+        appendJsonString(out, indexName(buf.dtype));
+      }
+      buffers += buffers.empty() ? '{' : ',';
+      appendJsonString(buffers, buf.attribute);
+      buffers += ':';
+      appendJsonString(buffers, buf.name);
     }
-    j["buffers"] = std::move(buffers);
-    j["contents"] = n.contents;
-    j["capacity"] = form.checked && n.capacity != kAkUnbounded ? Json(n.capacity) : Json(nullptr);
-    nodes.push_back(std::move(j));
+    key(out, "buffers");
+    out += buffers.empty() ? "{}" : buffers + '}';
+    key(out, "contents");
+    out += '[';
+    for (size_t i = 0; i < n.contents.size(); ++i) {
+      if (i) out += ',';
+      out += decimal(n.contents[i]);
+    }
+    out += ']';
+    key(out, "capacity");
+    out += form.checked && n.capacity != kAkUnbounded ? decimal(n.capacity) : std::string("null");
+    out += '}';
   }
-  Json out = Json::object();
-  out["length"] = form.length;
-  out["nodes"] = std::move(nodes);
-  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += "]}";
+  return out;
 }
 
 }  // namespace st

@@ -1,18 +1,213 @@
 // Step 1 of awkward.hpp: the form JSON -> AkForm. The rules are awkward's own (ak.forms
 // from_dict and the content constructors), so a form this accepts is one ak.from_safetensors
 // accepts, and the reader never meets a node shape it does not know.
+#include <map>
 #include <set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "awkward.hpp"
+#include "json_text.hpp"
 
 namespace st {
 namespace {
 
-// ordered_json keeps the field order of old-style record contents ({"x": ..., "y": ...}).
-using Json = nlohmann::ordered_json;
+constexpr size_t kNoValue = SIZE_MAX;
+
+enum class JKind : uint8_t { Null, Boolean, Unsigned, Integer, Float, String, Array, Object };
+
+// One JSON value of the form. 16 bytes in wasm32, the size of a basic_json.
+struct JNode {
+  struct Span {
+    size_t at, size;
+  };
+  union Value {
+    uint64_t u;  // Unsigned
+    int64_t i;   // Integer
+    Span text;   // String (decoded) and Float (its source text): bytes in FormJson::pool
+  };
+  JKind kind = JKind::Null;
+  bool flag = false;  // Boolean: its value
+  size_t end = 0;     // one past the last node of its subtree
+  Value v{};
+};
+
+// The form's JSON as a flat tree, built by nlohmann's SAX parser: the nodes in preorder, a
+// container's members after it up to its `end`, an object's as key (a String node), value,
+// key, value... in source order. Lookups see what nlohmann's ordered_json would hold (what
+// this code read before): a repeated key once, at its first position, with its last value.
+// Containers nested deeper than kAkMaxJsonDepth are not stored (the parse goes on to tell
+// invalid JSON from deep JSON): nesting costs a hostile form's reader neither memory nor
+// recursion depth.
+class FormJson {
+ public:
+  std::vector<JNode> nodes;
+  std::string pool;
+  bool invalid = false;  // not JSON
+  bool tooDeep = false;
+
+  // nlohmann's SAX protocol.
+  bool null() {
+    add(JKind::Null);
+    return true;
+  }
+  bool boolean(bool value) {
+    if (JNode* n = add(JKind::Boolean)) n->flag = value;
+    return true;
+  }
+  bool number_integer(int64_t value) {
+    if (JNode* n = add(JKind::Integer)) n->v.i = value;
+    return true;
+  }
+  bool number_unsigned(uint64_t value) {
+    if (JNode* n = add(JKind::Unsigned)) n->v.u = value;
+    return true;
+  }
+  bool number_float(double, const std::string& source) {  // finite: nlohmann refuses others
+    if (JNode* n = addText(JKind::Float, source)) {
+      // The lexer writes the C locale's decimal point into the text; JSON's is '.'.
+      for (size_t k = n->v.text.at; k < pool.size(); ++k) {
+        char c = pool[k];
+        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == 'e' || c == 'E')) pool[k] = '.';
+      }
+    }
+    return true;
+  }
+  bool string(std::string& value) {
+    addText(JKind::String, value);
+    return true;
+  }
+  bool key(std::string& value) {
+    addText(JKind::String, value);
+    return true;
+  }
+  bool binary(nlohmann::json::binary_t&) {  // not in JSON text
+    add(JKind::Null);
+    return true;
+  }
+  bool start_object(std::size_t) { return open(JKind::Object); }
+  bool start_array(std::size_t) { return open(JKind::Array); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    invalid = true;
+    return false;
+  }
+
+  // Reading the tree. A value is a node index.
+  bool is(size_t i, JKind k) const { return i != kNoValue && nodes[i].kind == k; }
+  std::string_view text(size_t i) const {
+    return std::string_view(pool.data() + nodes[i].v.text.at, nodes[i].v.text.size);
+  }
+  // A container's members: first(c), then next(i) until nodes[c].end. An object's members
+  // are its keys and values, alternating.
+  static size_t first(size_t c) { return c + 1; }
+  size_t next(size_t i) const { return nodes[i].end; }
+  size_t count(size_t array) const {
+    size_t n = 0;
+    for (size_t i = first(array); i != nodes[array].end; i = next(i)) ++n;
+    return n;
+  }
+  // The value of `key` in an object (its last, if the key repeats), kNoValue if it has none.
+  size_t find(size_t object, std::string_view key) const {
+    size_t found = kNoValue;
+    for (size_t k = first(object); k != nodes[object].end; k = next(k + 1))
+      if (text(k) == key) found = k + 1;
+    return found;
+  }
+  // An object's (key, value) pairs in source order, each key once: at its first position,
+  // with its last value.
+  std::vector<std::pair<std::string_view, size_t>> members(size_t object) const {
+    std::vector<std::pair<std::string_view, size_t>> out;
+    std::map<std::string_view, size_t> slot;
+    for (size_t k = first(object); k != nodes[object].end; k = next(k + 1)) {
+      auto placed = slot.emplace(text(k), out.size());
+      if (placed.second)
+        out.emplace_back(text(k), k + 1);
+      else
+        out[placed.first->second].second = k + 1;
+    }
+    return out;
+  }
+  // Compact JSON, as nlohmann's dump() wrote the same value, except that a non-integer number
+  // is written as its source text (1E2, not 100.0: JSON.parse reads the same double).
+  void write(size_t i, std::string& out) const {
+    const JNode& n = nodes[i];
+    switch (n.kind) {
+      case JKind::Null: out += "null"; break;
+      case JKind::Boolean: out += n.flag ? "true" : "false"; break;
+      case JKind::Unsigned: out += decimal(n.v.u); break;
+      case JKind::Integer: out += decimal(n.v.i); break;
+      case JKind::Float: out += text(i); break;
+      case JKind::String: appendJsonString(out, text(i)); break;
+      case JKind::Array: {
+        out += '[';
+        for (size_t c = first(i); c != n.end; c = next(c)) {
+          if (c != first(i)) out += ',';
+          write(c, out);  // depth: at most kAkMaxJsonDepth
+        }
+        out += ']';
+        break;
+      }
+      case JKind::Object: {
+        out += '{';
+        bool comma = false;
+        for (const auto& m : members(i)) {
+          if (comma) out += ',';
+          comma = true;
+          appendJsonString(out, m.first);
+          out += ':';
+          write(m.second, out);
+        }
+        out += '}';
+        break;
+      }
+    }
+  }
+
+ private:
+  std::vector<size_t> open_;  // the containers being read
+  size_t skip_ = 0;           // containers open from the first one too deep on
+
+  JNode* add(JKind kind) {
+    if (skip_) return nullptr;
+    nodes.emplace_back();
+    JNode& n = nodes.back();
+    n.kind = kind;
+    n.end = nodes.size();
+    return &n;
+  }
+  JNode* addText(JKind kind, const std::string& bytes) {
+    JNode* n = add(kind);
+    if (n) {
+      n->v.text = JNode::Span{pool.size(), bytes.size()};
+      pool += bytes;
+    }
+    return n;
+  }
+  // As the depth callback of the DOM parser this replaces: the container that would be the
+  // (kAkMaxJsonDepth + 1)th open one is too deep.
+  bool open(JKind kind) {
+    if (skip_ || open_.size() >= static_cast<size_t>(kAkMaxJsonDepth)) {
+      tooDeep = true;
+      ++skip_;
+      return true;
+    }
+    add(kind);
+    open_.push_back(nodes.size() - 1);
+    return true;
+  }
+  bool close() {
+    if (skip_) {
+      --skip_;
+      return true;
+    }
+    nodes[open_.back()].end = nodes.size();
+    open_.pop_back();
+    return true;
+  }
+};
 
 struct ClassName {
   const char* name;
@@ -72,7 +267,7 @@ bool isUnsupportedPrimitive(const std::string& p) {
 // Index dtypes, by awkward's names; `allowed` is a bit set over I8, U8, I32, U32, I64.
 enum : unsigned { kI8 = 1, kU8 = 2, kI32 = 4, kU32 = 8, kI64 = 16 };
 
-bool parseIndexType(const std::string& text, unsigned allowed, Dtype& out) {
+bool parseIndexType(std::string_view text, unsigned allowed, Dtype& out) {
   struct Row { const char* name; unsigned bit; Dtype dtype; };
   static constexpr Row rows[] = {{"i8", kI8, Dtype::I8}, {"u8", kU8, Dtype::U8},
                                  {"i32", kI32, Dtype::I32}, {"u32", kU32, Dtype::U32},
@@ -93,20 +288,20 @@ bool isOptionLike(AkClass c) {
 
 class FormParser {
  public:
-  explicit FormParser(AkForm& out) : out_(out) {}
+  FormParser(const FormJson& json, AkForm& out) : json_(json), out_(out) {}
 
   Error error;
 
   // Appends the node at `j` and its contents (preorder); returns its index or kAkNone.
-  uint32_t node(const Json& j, const std::string& path) {
+  uint32_t node(size_t j, const std::string& path) {
     const uint32_t self = static_cast<uint32_t>(out_.nodes.size());
     out_.nodes.emplace_back();
-    if (j.is_string()) {  // "int64" is short for {"class": "NumpyArray", "primitive": "int64"}
+    if (is(j, JKind::String)) {  // "int64" is short for {"class": "NumpyArray", "primitive": "int64"}
       out_.nodes[self].cls = AkClass::NumpyArray;
       out_.nodes[self].parameters = "{}";
-      return primitive(self, j.get_ref<const std::string&>(), path) ? self : kAkNone;
+      return primitive(self, std::string(json_.text(j)), path) ? self : kAkNone;
     }
-    if (!j.is_object()) {
+    if (!is(j, JKind::Object)) {
       fail(path, "is not an object (nor a primitive name like \"int64\")");
       return kAkNone;
     }
@@ -149,7 +344,11 @@ class FormParser {
   }
 
  private:
+  const FormJson& json_;
   AkForm& out_;
+
+  bool is(size_t j, JKind kind) const { return json_.is(j, kind); }
+  size_t find(size_t object, const char* key) const { return json_.find(object, key); }
 
   // Records the first error; false, so that `return fail(...)` ends a check.
   bool fail(const std::string& path, const std::string& what,
@@ -159,11 +358,11 @@ class FormParser {
   }
 
   // class, parameters, form_key: what every node has.
-  bool header(uint32_t self, const Json& j, const std::string& path) {
+  bool header(uint32_t self, size_t j, const std::string& path) {
     AkNode& n = out_.nodes[self];
-    auto cls = j.find("class");
-    if (cls == j.end() || !cls->is_string()) return fail(path, "has no \"class\" string");
-    const std::string& name = cls->get_ref<const std::string&>();
+    size_t cls = find(j, "class");
+    if (!is(cls, JKind::String)) return fail(path, "has no \"class\" string");
+    const std::string_view name = json_.text(cls);
     bool known = false;
     for (const ClassName& c : kClasses) {
       if (name == c.name) {
@@ -172,19 +371,20 @@ class FormParser {
         break;
       }
     }
-    if (!known) return fail(path, "has unknown class \"" + name + "\"");
-    auto params = j.find("parameters");
+    if (!known) return fail(path, "has unknown class \"" + std::string(name) + "\"");
+    size_t params = find(j, "parameters");
     n.parameters = "{}";
-    if (params != j.end() && !params->is_null()) {
-      if (!params->is_object()) return fail(path, "has \"parameters\" that is not an object");
-      n.parameters = params->dump(-1, ' ', false, Json::error_handler_t::replace);
-      auto array = params->find("__array__");
-      if (array != params->end() && array->is_string()) n.array = array->get<std::string>();
+    if (params != kNoValue && !is(params, JKind::Null)) {
+      if (!is(params, JKind::Object)) return fail(path, "has \"parameters\" that is not an object");
+      n.parameters.clear();
+      json_.write(params, n.parameters);
+      size_t array = json_.find(params, "__array__");
+      if (is(array, JKind::String)) n.array = std::string(json_.text(array));
     }
-    auto key = j.find("form_key");
-    if (key != j.end() && !key->is_null()) {
-      if (!key->is_string()) return fail(path, "has a \"form_key\" that is not a string");
-      n.formKey = key->get<std::string>();
+    size_t key = find(j, "form_key");
+    if (key != kNoValue && !is(key, JKind::Null)) {
+      if (!is(key, JKind::String)) return fail(path, "has a \"form_key\" that is not a string");
+      n.formKey = std::string(json_.text(key));
     }
     return true;
   }
@@ -203,17 +403,17 @@ class FormParser {
     return fail(path, "has unknown primitive \"" + p + "\"");
   }
 
-  bool numpy(uint32_t self, const Json& j, const std::string& path) {
-    auto p = j.find("primitive");
-    if (p == j.end() || !p->is_string()) return fail(path, "has no \"primitive\" string");
-    if (!primitive(self, p->get_ref<const std::string&>(), path)) return false;
-    auto inner = j.find("inner_shape");
-    if (inner == j.end() || inner->is_null()) return true;
-    if (!inner->is_array()) return fail(path, "has an \"inner_shape\" that is not an array");
+  bool numpy(uint32_t self, size_t j, const std::string& path) {
+    size_t p = find(j, "primitive");
+    if (!is(p, JKind::String)) return fail(path, "has no \"primitive\" string");
+    if (!primitive(self, std::string(json_.text(p)), path)) return false;
+    size_t inner = find(j, "inner_shape");
+    if (inner == kNoValue || is(inner, JKind::Null)) return true;
+    if (!is(inner, JKind::Array)) return fail(path, "has an \"inner_shape\" that is not an array");
     AkNode& n = out_.nodes[self];
-    for (const Json& d : *inner) {
-      if (!d.is_number_unsigned()) return fail(path, "has an inner_shape entry that is not a non-negative integer");
-      uint64_t v = d.get<uint64_t>();
+    for (size_t d = FormJson::first(inner); d != json_.next(inner); d = json_.next(d)) {
+      if (!is(d, JKind::Unsigned)) return fail(path, "has an inner_shape entry that is not a non-negative integer");
+      uint64_t v = json_.nodes[d].v.u;
       n.innerShape.push_back(v);
       if (v != 0 && n.innerSize > UINT64_MAX / v) return fail(path, "has an inner_shape whose product overflows 64 bits");
       n.innerSize *= v;
@@ -221,27 +421,26 @@ class FormParser {
     return true;
   }
 
-  bool regular(uint32_t self, const Json& j, const std::string& path) {
-    auto size = j.find("size");
-    if (size == j.end() || !size->is_number_unsigned())
-      return fail(path, "has no \"size\" that is a non-negative integer");
-    out_.nodes[self].size = size->get<uint64_t>();
+  bool regular(uint32_t self, size_t j, const std::string& path) {
+    size_t size = find(j, "size");
+    if (!is(size, JKind::Unsigned)) return fail(path, "has no \"size\" that is a non-negative integer");
+    out_.nodes[self].size = json_.nodes[size].v.u;
     return content(self, j, path);
   }
 
-  bool flag(const Json& j, const std::string& path, const char* name, bool& out) {
-    auto v = j.find(name);
-    if (v == j.end() || !v->is_boolean()) return fail(path, std::string("has no boolean \"") + name + "\"");
-    out = v->get<bool>();
+  bool flag(size_t j, const std::string& path, const char* name, bool& out) {
+    size_t v = find(j, name);
+    if (!is(v, JKind::Boolean)) return fail(path, std::string("has no boolean \"") + name + "\"");
+    out = json_.nodes[v].flag;
     return true;
   }
 
   // An index buffer named in the form by `attribute`: "offsets": "i64" and so on.
-  bool buffer(uint32_t self, const Json& j, const std::string& path, const char* attribute,
+  bool buffer(uint32_t self, size_t j, const std::string& path, const char* attribute,
               unsigned allowed) {
-    auto v = j.find(attribute);
+    size_t v = find(j, attribute);
     Dtype dtype;
-    if (v == j.end() || !v->is_string() || !parseIndexType(v->get_ref<const std::string&>(), allowed, dtype))
+    if (!is(v, JKind::String) || !parseIndexType(json_.text(v), allowed, dtype))
       return fail(path, std::string("has no valid \"") + attribute + "\" (" + allowedNames(allowed) + ")");
     return addBuffer(self, attribute, dtype, path);
   }
@@ -272,67 +471,70 @@ class FormParser {
     return true;
   }
 
-  bool content(uint32_t self, const Json& j, const std::string& path) {
-    auto c = j.find("content");
-    if (c == j.end()) return fail(path, "has no \"content\"");
-    uint32_t child = node(*c, path + ".content");
+  bool content(uint32_t self, size_t j, const std::string& path) {
+    size_t c = find(j, "content");
+    if (c == kNoValue) return fail(path, "has no \"content\"");
+    uint32_t child = node(c, path + ".content");
     if (child == kAkNone) return false;
     out_.nodes[self].contents.push_back(child);
     return true;
   }
 
-  bool record(uint32_t self, const Json& j, const std::string& path) {
-    auto contents = j.find("contents");
-    if (contents == j.end()) return fail(path, "has no \"contents\"");
-    auto fields = j.find("fields");
+  bool record(uint32_t self, size_t j, const std::string& path) {
+    size_t contents = find(j, "contents");
+    if (contents == kNoValue) return fail(path, "has no \"contents\"");
+    size_t fields = find(j, "fields");
     std::vector<std::string> names;
     bool tuple = true;
-    if (fields != j.end() && !fields->is_null()) {
-      if (!fields->is_array()) return fail(path, "has \"fields\" that is neither an array nor null");
-      for (const Json& f : *fields) {
-        if (!f.is_string()) return fail(path, "has a field name that is not a string");
-        names.push_back(f.get<std::string>());
+    if (fields != kNoValue && !is(fields, JKind::Null)) {
+      if (!is(fields, JKind::Array)) return fail(path, "has \"fields\" that is neither an array nor null");
+      for (size_t f = FormJson::first(fields); f != json_.next(fields); f = json_.next(f)) {
+        if (!is(f, JKind::String)) return fail(path, "has a field name that is not a string");
+        names.emplace_back(json_.text(f));
       }
       tuple = false;
     }
-    std::vector<const Json*> children;
-    if (contents->is_object() && (fields == j.end())) {  // awkward 1: {"x": form, "y": form}
-      for (auto it = contents->begin(); it != contents->end(); ++it) {
-        names.push_back(it.key());
-        children.push_back(&it.value());
+    std::vector<size_t> children;
+    if (is(contents, JKind::Object) && fields == kNoValue) {  // awkward 1: {"x": form, "y": form}
+      for (const auto& m : json_.members(contents)) {
+        names.emplace_back(m.first);
+        children.push_back(m.second);
       }
       tuple = false;
-    } else if (contents->is_array()) {
-      for (const Json& c : *contents) children.push_back(&c);
+    } else if (is(contents, JKind::Array)) {
+      for (size_t c = FormJson::first(contents); c != json_.next(contents); c = json_.next(c))
+        children.push_back(c);
     } else {
       return fail(path, "has \"contents\" that is not an array");
     }
     if (!tuple && names.size() != children.size())
-      return fail(path, "has " + std::to_string(names.size()) + " fields but " +
-                            std::to_string(children.size()) + " contents");
+      return fail(path, "has " + decimal(names.size()) + " fields but " +
+                            decimal(children.size()) + " contents");
     std::set<std::string> seen;
     for (const std::string& name : names)
       if (!seen.insert(name).second) return fail(path, "has the field \"" + name + "\" twice");
     out_.nodes[self].isTuple = tuple;
     out_.nodes[self].fields = std::move(names);
     for (size_t i = 0; i < children.size(); ++i) {
-      std::string where = tuple ? path + ".contents[" + std::to_string(i) + "]"
+      std::string where = tuple ? path + ".contents[" + decimal(i) + "]"
                                 : path + ".\"" + out_.nodes[self].fields[i] + "\"";
-      uint32_t child = node(*children[i], where);
+      uint32_t child = node(children[i], where);
       if (child == kAkNone) return false;
       out_.nodes[self].contents.push_back(child);
     }
     return true;
   }
 
-  bool unionContents(uint32_t self, const Json& j, const std::string& path) {
-    auto contents = j.find("contents");
-    if (contents == j.end() || !contents->is_array()) return fail(path, "has no \"contents\" array");
+  bool unionContents(uint32_t self, size_t j, const std::string& path) {
+    size_t contents = find(j, "contents");
+    if (!is(contents, JKind::Array)) return fail(path, "has no \"contents\" array");
     // Tags are int8: at most 128 contents; awkward wants at least 2.
-    if (contents->size() < 2 || contents->size() > 128)
-      return fail(path, "has " + std::to_string(contents->size()) + " contents (a union has 2 to 128)");
-    for (size_t i = 0; i < contents->size(); ++i) {
-      uint32_t child = node((*contents)[i], path + ".contents[" + std::to_string(i) + "]");
+    const size_t count = json_.count(contents);
+    if (count < 2 || count > 128)
+      return fail(path, "has " + decimal(count) + " contents (a union has 2 to 128)");
+    size_t i = 0;
+    for (size_t c = FormJson::first(contents); c != json_.next(contents); c = json_.next(c), ++i) {
+      uint32_t child = node(c, path + ".contents[" + decimal(i) + "]");
       if (child == kAkNone) return false;
       out_.nodes[self].contents.push_back(child);
     }
@@ -411,25 +613,18 @@ Error parseAkForm(std::string_view form, std::string_view length, AkForm& out) {
   if (out.length > kAkMaxLength)
     return makeError(ErrorCode::AwkwardInvalidMetadata, 8,
                      "awkward metadata: length " + std::string(length) + " is over 2^53 - 1");
-  // Deeper containers are dropped from the tree as they are parsed (the callback says no), so
-  // a hostile form costs neither memory nor recursion depth; the flag turns that into an error.
-  bool tooDeep = false;
-  Json::parser_callback_t depthLimit = [&tooDeep](int depth, Json::parse_event_t event, Json&) {
-    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
-        depth >= kAkMaxJsonDepth) {
-      tooDeep = true;
-      return false;
-    }
-    return true;
-  };
-  Json j = Json::parse(form.begin(), form.end(), depthLimit, /*allow_exceptions=*/false);
-  if (j.is_discarded())
+  FormJson json;
+  const char* begin = form.data();
+  const char* head = begin;
+  nlohmann::json::sax_parse(TrackedIterator{begin, &head}, TrackedIterator{begin + form.size(), &head},
+                            &json, nlohmann::json::input_format_t::json, true, false);
+  if (json.invalid)
     return makeError(ErrorCode::AwkwardInvalidForm, 8, "awkward form: not valid JSON");
-  if (tooDeep)
+  if (json.tooDeep)
     return makeError(ErrorCode::AwkwardInvalidForm, 8,
-                     "awkward form: JSON nested deeper than " + std::to_string(kAkMaxJsonDepth));
-  FormParser parser(out);
-  if (parser.node(j, "root") == kAkNone) {
+                     "awkward form: JSON nested deeper than " + decimal(kAkMaxJsonDepth));
+  FormParser parser(json, out);
+  if (parser.node(0, "root") == kAkNone) {
     Error e = parser.error;
     out = AkForm{};
     return e;

@@ -2,41 +2,16 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <set>
 #include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "json_text.hpp"
+
 namespace st {
 namespace {
-
-// nlohmann's SAX callbacks carry no position. This iterator publishes the lexer's read head
-// so that a semantic error (an unknown dtype, say) can report where in the header it sits.
-struct TrackedIterator {
-  using iterator_category = std::forward_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-
-  const char* p;
-  const char** head;
-
-  reference operator*() const { return *p; }
-  TrackedIterator& operator++() {
-    *head = ++p;
-    return *this;
-  }
-  TrackedIterator operator++(int) {
-    TrackedIterator old = *this;
-    ++*this;
-    return old;
-  }
-  bool operator==(const TrackedIterator& o) const { return p == o.p; }
-  bool operator!=(const TrackedIterator& o) const { return p != o.p; }
-};
 
 enum class Field : uint8_t { None, Dtype, Shape, Offsets, Unknown };
 
