@@ -101,6 +101,15 @@ test('InvalidHeaderDeserialization: not JSON, with the parser position', async (
   })
 })
 
+test('InvalidHeaderDeserialization: a control character in the message as <U+XXXX> (the module\'s own snprintf)', async () => {
+  const header = '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+  await expectError(() => open(file(header + '\f', 1)), {
+    code: 'InvalidHeaderDeserialization', tensor: null, offset: 8 + header.length + 1,  // past the form feed
+    message: 'header is not valid JSON: [json.exception.parse_error.101] parse error at line 1, ' +
+      "column 54: syntax error while parsing value - invalid literal; last read: '1]}}<U+000C>'; expected end of input",
+  })
+})
+
 test('InvalidHeaderDeserialization: valid JSON of the wrong shape', async () => {
   await expectError(() => open(file('[]')), {
     code: 'InvalidHeaderDeserialization', tensor: null, offset: 9,
