@@ -1,213 +1,14 @@
 // Step 1 of awkward.hpp: the form JSON -> AkForm. The rules are awkward's own (ak.forms
 // from_dict and the content constructors), so a form this accepts is one ak.from_safetensors
 // accepts, and the reader never meets a node shape it does not know.
-#include <map>
 #include <set>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "awkward.hpp"
-#include "json_text.hpp"
+#include "json_tree.hpp"
 
 namespace st {
 namespace {
-
-constexpr size_t kNoValue = SIZE_MAX;
-
-enum class JKind : uint8_t { Null, Boolean, Unsigned, Integer, Float, String, Array, Object };
-
-// One JSON value of the form. 16 bytes in wasm32, the size of a basic_json.
-struct JNode {
-  struct Span {
-    size_t at, size;
-  };
-  union Value {
-    uint64_t u;  // Unsigned
-    int64_t i;   // Integer
-    Span text;   // String (decoded) and Float (its source text): bytes in FormJson::pool
-  };
-  JKind kind = JKind::Null;
-  bool flag = false;  // Boolean: its value
-  size_t end = 0;     // one past the last node of its subtree
-  Value v{};
-};
-
-// The form's JSON as a flat tree, built by nlohmann's SAX parser: the nodes in preorder, a
-// container's members after it up to its `end`, an object's as key (a String node), value,
-// key, value... in source order. Lookups see what nlohmann's ordered_json would hold (what
-// this code read before): a repeated key once, at its first position, with its last value.
-// Containers nested deeper than kAkMaxJsonDepth are not stored (the parse goes on to tell
-// invalid JSON from deep JSON): nesting costs a hostile form's reader neither memory nor
-// recursion depth.
-class FormJson {
- public:
-  std::vector<JNode> nodes;
-  std::string pool;
-  bool invalid = false;  // not JSON
-  bool tooDeep = false;
-
-  // nlohmann's SAX protocol.
-  bool null() {
-    add(JKind::Null);
-    return true;
-  }
-  bool boolean(bool value) {
-    if (JNode* n = add(JKind::Boolean)) n->flag = value;
-    return true;
-  }
-  bool number_integer(int64_t value) {
-    if (JNode* n = add(JKind::Integer)) n->v.i = value;
-    return true;
-  }
-  bool number_unsigned(uint64_t value) {
-    if (JNode* n = add(JKind::Unsigned)) n->v.u = value;
-    return true;
-  }
-  bool number_float(double, const std::string& source) {  // finite: nlohmann refuses others
-    if (JNode* n = addText(JKind::Float, source)) {
-      // The lexer writes the C locale's decimal point into the text; JSON's is '.'.
-      for (size_t k = n->v.text.at; k < pool.size(); ++k) {
-        char c = pool[k];
-        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == 'e' || c == 'E')) pool[k] = '.';
-      }
-    }
-    return true;
-  }
-  bool string(std::string& value) {
-    addText(JKind::String, value);
-    return true;
-  }
-  bool key(std::string& value) {
-    addText(JKind::String, value);
-    return true;
-  }
-  bool binary(nlohmann::json::binary_t&) {  // not in JSON text
-    add(JKind::Null);
-    return true;
-  }
-  bool start_object(std::size_t) { return open(JKind::Object); }
-  bool start_array(std::size_t) { return open(JKind::Array); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
-    invalid = true;
-    return false;
-  }
-
-  // Reading the tree. A value is a node index.
-  bool is(size_t i, JKind k) const { return i != kNoValue && nodes[i].kind == k; }
-  std::string_view text(size_t i) const {
-    return std::string_view(pool.data() + nodes[i].v.text.at, nodes[i].v.text.size);
-  }
-  // A container's members: first(c), then next(i) until nodes[c].end. An object's members
-  // are its keys and values, alternating.
-  static size_t first(size_t c) { return c + 1; }
-  size_t next(size_t i) const { return nodes[i].end; }
-  size_t count(size_t array) const {
-    size_t n = 0;
-    for (size_t i = first(array); i != nodes[array].end; i = next(i)) ++n;
-    return n;
-  }
-  // The value of `key` in an object (its last, if the key repeats), kNoValue if it has none.
-  size_t find(size_t object, std::string_view key) const {
-    size_t found = kNoValue;
-    for (size_t k = first(object); k != nodes[object].end; k = next(k + 1))
-      if (text(k) == key) found = k + 1;
-    return found;
-  }
-  // An object's (key, value) pairs in source order, each key once: at its first position,
-  // with its last value.
-  std::vector<std::pair<std::string_view, size_t>> members(size_t object) const {
-    std::vector<std::pair<std::string_view, size_t>> out;
-    std::map<std::string_view, size_t> slot;
-    for (size_t k = first(object); k != nodes[object].end; k = next(k + 1)) {
-      auto placed = slot.emplace(text(k), out.size());
-      if (placed.second)
-        out.emplace_back(text(k), k + 1);
-      else
-        out[placed.first->second].second = k + 1;
-    }
-    return out;
-  }
-  // Compact JSON, as nlohmann's dump() wrote the same value, except that a non-integer number
-  // is written as its source text (1E2, not 100.0: JSON.parse reads the same double).
-  void write(size_t i, std::string& out) const {
-    const JNode& n = nodes[i];
-    switch (n.kind) {
-      case JKind::Null: out += "null"; break;
-      case JKind::Boolean: out += n.flag ? "true" : "false"; break;
-      case JKind::Unsigned: out += decimal(n.v.u); break;
-      case JKind::Integer: out += decimal(n.v.i); break;
-      case JKind::Float: out += text(i); break;
-      case JKind::String: appendJsonString(out, text(i)); break;
-      case JKind::Array: {
-        out += '[';
-        for (size_t c = first(i); c != n.end; c = next(c)) {
-          if (c != first(i)) out += ',';
-          write(c, out);  // depth: at most kAkMaxJsonDepth
-        }
-        out += ']';
-        break;
-      }
-      case JKind::Object: {
-        out += '{';
-        bool comma = false;
-        for (const auto& m : members(i)) {
-          if (comma) out += ',';
-          comma = true;
-          appendJsonString(out, m.first);
-          out += ':';
-          write(m.second, out);
-        }
-        out += '}';
-        break;
-      }
-    }
-  }
-
- private:
-  std::vector<size_t> open_;  // the containers being read
-  size_t skip_ = 0;           // containers open from the first one too deep on
-
-  JNode* add(JKind kind) {
-    if (skip_) return nullptr;
-    nodes.emplace_back();
-    JNode& n = nodes.back();
-    n.kind = kind;
-    n.end = nodes.size();
-    return &n;
-  }
-  JNode* addText(JKind kind, const std::string& bytes) {
-    JNode* n = add(kind);
-    if (n) {
-      n->v.text = JNode::Span{pool.size(), bytes.size()};
-      pool += bytes;
-    }
-    return n;
-  }
-  // As the depth callback of the DOM parser this replaces: the container that would be the
-  // (kAkMaxJsonDepth + 1)th open one is too deep.
-  bool open(JKind kind) {
-    if (skip_ || open_.size() >= static_cast<size_t>(kAkMaxJsonDepth)) {
-      tooDeep = true;
-      ++skip_;
-      return true;
-    }
-    add(kind);
-    open_.push_back(nodes.size() - 1);
-    return true;
-  }
-  bool close() {
-    if (skip_) {
-      --skip_;
-      return true;
-    }
-    nodes[open_.back()].end = nodes.size();
-    open_.pop_back();
-    return true;
-  }
-};
 
 struct ClassName {
   const char* name;
@@ -288,7 +89,7 @@ bool isOptionLike(AkClass c) {
 
 class FormParser {
  public:
-  FormParser(const FormJson& json, AkForm& out) : json_(json), out_(out) {}
+  FormParser(const JsonTree& json, AkForm& out) : json_(json), out_(out) {}
 
   Error error;
 
@@ -344,7 +145,7 @@ class FormParser {
   }
 
  private:
-  const FormJson& json_;
+  const JsonTree& json_;
   AkForm& out_;
 
   bool is(size_t j, JKind kind) const { return json_.is(j, kind); }
@@ -411,7 +212,7 @@ class FormParser {
     if (inner == kNoValue || is(inner, JKind::Null)) return true;
     if (!is(inner, JKind::Array)) return fail(path, "has an \"inner_shape\" that is not an array");
     AkNode& n = out_.nodes[self];
-    for (size_t d = FormJson::first(inner); d != json_.next(inner); d = json_.next(d)) {
+    for (size_t d = JsonTree::first(inner); d != json_.next(inner); d = json_.next(d)) {
       if (!is(d, JKind::Unsigned)) return fail(path, "has an inner_shape entry that is not a non-negative integer");
       uint64_t v = json_.nodes[d].v.u;
       n.innerShape.push_back(v);
@@ -488,7 +289,7 @@ class FormParser {
     bool tuple = true;
     if (fields != kNoValue && !is(fields, JKind::Null)) {
       if (!is(fields, JKind::Array)) return fail(path, "has \"fields\" that is neither an array nor null");
-      for (size_t f = FormJson::first(fields); f != json_.next(fields); f = json_.next(f)) {
+      for (size_t f = JsonTree::first(fields); f != json_.next(fields); f = json_.next(f)) {
         if (!is(f, JKind::String)) return fail(path, "has a field name that is not a string");
         names.emplace_back(json_.text(f));
       }
@@ -502,7 +303,7 @@ class FormParser {
       }
       tuple = false;
     } else if (is(contents, JKind::Array)) {
-      for (size_t c = FormJson::first(contents); c != json_.next(contents); c = json_.next(c))
+      for (size_t c = JsonTree::first(contents); c != json_.next(contents); c = json_.next(c))
         children.push_back(c);
     } else {
       return fail(path, "has \"contents\" that is not an array");
@@ -533,7 +334,7 @@ class FormParser {
     if (count < 2 || count > 128)
       return fail(path, "has " + decimal(count) + " contents (a union has 2 to 128)");
     size_t i = 0;
-    for (size_t c = FormJson::first(contents); c != json_.next(contents); c = json_.next(c), ++i) {
+    for (size_t c = JsonTree::first(contents); c != json_.next(contents); c = json_.next(c), ++i) {
       uint32_t child = node(c, path + ".contents[" + decimal(i) + "]");
       if (child == kAkNone) return false;
       out_.nodes[self].contents.push_back(child);
@@ -613,16 +414,16 @@ Error parseAkForm(std::string_view form, std::string_view length, AkForm& out) {
   if (out.length > kAkMaxLength)
     return makeError(ErrorCode::AwkwardInvalidMetadata, 8,
                      "awkward metadata: length " + std::string(length) + " is over 2^53 - 1");
-  FormJson json;
-  const char* begin = form.data();
-  const char* head = begin;
-  nlohmann::json::sax_parse(TrackedIterator{begin, &head}, TrackedIterator{begin + form.size(), &head},
-                            &json, nlohmann::json::input_format_t::json, true, false);
-  if (json.invalid)
-    return makeError(ErrorCode::AwkwardInvalidForm, 8, "awkward form: not valid JSON");
-  if (json.tooDeep)
-    return makeError(ErrorCode::AwkwardInvalidForm, 8,
-                     "awkward form: JSON nested deeper than " + decimal(kAkMaxJsonDepth));
+  JsonTree json;
+  switch (JsonTree::parse(form, kAkMaxJsonDepth, json)) {
+    case JsonTree::Status::Invalid:
+      return makeError(ErrorCode::AwkwardInvalidForm, 8, "awkward form: not valid JSON");
+    case JsonTree::Status::TooDeep:
+      return makeError(ErrorCode::AwkwardInvalidForm, 8,
+                       "awkward form: JSON nested deeper than " + decimal(kAkMaxJsonDepth));
+    case JsonTree::Status::Ok:
+      break;
+  }
   FormParser parser(json, out);
   if (parser.node(0, "root") == kAkNone) {
     Error e = parser.error;
