@@ -7,7 +7,7 @@ import { SafetensorsError, ShardedFile, open } from './node.js'
 import { formatBytes } from './format.js'
 
 /**
- * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./node.js').SafetensorsFile} SafetensorsFile
  * @typedef {{ name: string, dtype: string, shape: any[], byteOffset: number, byteLength: number,
  *   elements: number, shard?: string }} Row  a tensor (byteOffset: within its shard when sharded)
  * @typedef {{ path: string, file: SafetensorsFile }} Shard
@@ -103,9 +103,9 @@ export async function tensorRows(f) {
   return rows
 }
 
-/** @param {import('./table.js').TensorInfo & { shard?: string }} info @returns {Row} */
+/** @param {import('./node.js').TensorInfo & { shard?: string }} info @returns {Row} */
 function row(info) {
-  return { ...info, elements: info.shape.reduce((n, d) => n * Number(d), 1) }
+  return { ...info, elements: info.shape.reduce((/** @type {number} */ n, d) => n * Number(d), 1) }
 }
 
 /**

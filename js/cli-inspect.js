@@ -16,8 +16,8 @@ const options = /** @type {const} */ ({
 /**
  * @typedef {import('./cli-common.js').Row} Row
  * @typedef {import('./cli-common.js').Shard} Shard
- * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
- * @typedef {import('./sharded.js').ShardedFile} ShardedFile
+ * @typedef {import('./node.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./node.js').ShardedFile} ShardedFile
  */
 
 /**

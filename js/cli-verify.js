@@ -29,7 +29,7 @@ const HEADER_CODES = new Set(['HeaderTooSmall', 'HeaderTooLarge', 'InvalidHeader
 const LAYOUT_CODES = new Set(['InvalidOffset', 'ValidationOverflow', 'MisalignedSlice', 'TensorInvalidInfo', 'MetadataIncompleteBuffer'])
 
 /**
- * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./node.js').SafetensorsFile} SafetensorsFile
  * @typedef {{ name: string, status: 'ok' | 'warn' | 'fail', detail: string,
  *   error?: ReturnType<typeof errorJson> }} Check
  * @typedef {import('./cli-common.js').CommonFlags & { full: boolean, finite: boolean }} Flags
@@ -188,7 +188,7 @@ async function checkData(parts, flags, io, checks, fail) {
   let done = 0
   /** @type {Map<string, { nan: number, inf: number }>} */
   const nonFinite = new Map()
-  /** @param {import('./tensor.js').Tensor} t @param {string} name @param {number} expected */
+  /** @param {import('./node.js').Tensor} t @param {string} name @param {number} expected */
   const examine = (t, name, expected) => {
     if (t.byteLength !== expected)
       throw new SafetensorsError('ShortRead', `read ${t.byteLength} bytes of ${name}, expected ${expected}`, { tensor: name })

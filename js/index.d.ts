@@ -15,6 +15,9 @@ export declare const DTYPES: readonly Dtype[]
 export type Shape = Array<number | bigint>
 
 export declare class SafetensorsError extends Error {
+  /** For ByteSources and tools of your own that fail the way this package does. */
+  constructor(code: string, message: string,
+    details?: { tensor?: string | null; offset?: number | null; cause?: unknown })
   /** The reference's variant name (InvalidOffset, TensorInvalidInfo, ...) or a transport or
    * API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ShortRead, Disposed, ...). */
   readonly code: string
