@@ -12,7 +12,7 @@
  * written as Python's json.dumps writes Form.to_dict(verbose=True).
  */
 import { SafetensorsError } from './errors.js'
-import { serialize } from './writer.js'
+import { loneSurrogate, serialize } from './writer.js'
 
 const encoder = new TextEncoder()
 const INT64_MIN = -(2n ** 63n)
@@ -125,6 +125,8 @@ function append(b, v, path) {
       break
     case 'string':
     case 'bytes': {
+      const lone = b.kind === 'string' ? loneSurrogate(v) : null
+      if (lone) throw new SafetensorsError('AwkwardUnsupportedType', `awkward: ${path} holds a lone surrogate ${lone.unit} at index ${lone.index}, which has no UTF-8 form`)
       const bytes = b.kind === 'string' ? encoder.encode(v) : v
       b.chunks.push(bytes)
       b.offsets.push(b.offsets[b.offsets.length - 1] + bytes.length)

@@ -63,12 +63,39 @@ export function toEntries(tensors) {
 }
 
 /**
+ * Where `text` holds a lone UTF-16 surrogate (one with no UTF-8 form: TextEncoder would write
+ * U+FFFD in its place, a different string from the one given), or null.
+ * @param {string} text
+ * @returns {{ index: number, unit: string } | null}
+ */
+export function loneSurrogate(text) {
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.exec(text)
+  return lone && { index: lone.index, unit: `U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}` }
+}
+
+/**
+ * UTF-8 of a name, key or value; a lone surrogate is refused rather than replaced.
+ * @param {string} text
+ * @param {string} what
+ * @param {string} [tensor]
+ */
+function utf8(text, what, tensor) {
+  const lone = loneSurrogate(text)
+  if (lone) {
+    throw new SafetensorsError('InvalidHeader',
+      `${what} ${JSON.stringify(text)} is not valid Unicode: a lone surrogate ${lone.unit} at index ${lone.index} has no UTF-8 form`,
+      tensor === undefined ? {} : { tensor })
+  }
+  return encoder.encode(text)
+}
+
+/**
  * A flat heap layout of the tensor table for st::WritePlanner (see writer.hpp FlatWriteInput).
  * @param {PlanEntry[]} entries
  * @param {Record<string, string> | null | undefined} metadata
  */
 function flatten(entries, metadata) {
-  const names = entries.map((e) => encoder.encode(e.name))
+  const names = entries.map((e) => utf8(e.name, 'tensor name', e.name))
   const dtypes = entries.map((e) => {
     const i = dtypeIndex(e.dtype)
     if (i < 0) throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has unknown dtype ${JSON.stringify(e.dtype)}`, { tensor: e.name })
@@ -87,7 +114,7 @@ function flatten(entries, metadata) {
   if (metadata) {
     for (const [k, v] of Object.entries(metadata)) {
       if (typeof v !== 'string') throw new SafetensorsError('InvalidHeaderDeserialization', `metadata value of ${JSON.stringify(k)} is ${typeof v}, not a string`)
-      metaStrings.push(encoder.encode(k), encoder.encode(v))
+      metaStrings.push(utf8(k, 'metadata key'), utf8(v, `metadata value of ${JSON.stringify(k)}`))
     }
   }
   return { names, dtypes, dims, metaStrings }

@@ -510,6 +510,17 @@ describe('writing', () => {
     await assert.rejects(serialize({ a: { ...u8, shape: [-1] } }), { code: 'InvalidHeaderDeserialization', tensor: 'a' })
     await assert.rejects(serialize({ a: u8 }, { metadata: /** @type {any} */ ({ k: 1 }) }), { code: 'InvalidHeaderDeserialization' })
     await assert.rejects(serializeStream({ __metadata__: u8 }), { code: 'InvalidHeaderDeserialization' })
+    // A lone surrogate has no UTF-8 form (TextEncoder would write U+FFFD instead): refused.
+    await assert.rejects(serialize({ ['a\uD800b']: u8 }), {
+      code: 'InvalidHeader', tensor: 'a\uD800b',
+      message: 'tensor name "a\\ud800b" is not valid Unicode: a lone surrogate U+D800 at index 1 has no UTF-8 form',
+    })
+    await assert.rejects(serialize({ a: u8 }, { metadata: { ['\uDC00k']: 'v' } }), { code: 'InvalidHeader', tensor: null })
+    await assert.rejects(serialize({ a: u8 }, { metadata: { k: 'v\uD83D' } }), {
+      code: 'InvalidHeader', message: 'metadata value of "k" "v\\ud83d" is not valid Unicode: a lone surrogate U+D83D at index 1 has no UTF-8 form',
+    })
+    const paired = await open(await serialize({ ['\uD83D\uDE00']: u8 }, { metadata: { k: '\uD83D\uDE00' } }))
+    assert.deepEqual([paired.names, paired.metadata], [['\uD83D\uDE00'], { k: '\uD83D\uDE00' }])
     const dir = await tempDir()
     try {
       await assert.rejects(writeFile(join(dir, 'x.safetensors'), { __metadata__: u8 }), { code: 'InvalidHeaderDeserialization' })

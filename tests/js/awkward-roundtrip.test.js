@@ -79,6 +79,11 @@ describe('fromValues: the layout awkward makes', () => {
       assert.throws(() => fromValues(bad), { code: 'AwkwardUnsupportedType' })
     assert.throws(() => fromValues(/** @type {any} */ (5)), { code: 'InvalidArgument' })
     assert.throws(() => fromValues([[1, new Set()]]), /values\[0\]\[1\]/)
+    // A lone surrogate has no UTF-8 form; a pair is an ordinary character.
+    assert.throws(() => fromValues([['ok', 'b\uDC00']]), {
+      code: 'AwkwardUnsupportedType', message: 'awkward: values[0][1] holds a lone surrogate U+DC00 at index 1, which has no UTF-8 form',
+    })
+    assert.doesNotThrow(() => fromValues([['\uD83D\uDE00']]))
   })
 })
 
