@@ -37,33 +37,10 @@ struct TrackedIterator {
   bool operator!=(const TrackedIterator& o) const { return p != o.p; }
 };
 
-// Appends s as a JSON string, escaped as nlohmann's dump() escapes it without ensure_ascii:
-// `"` and `\`, the short forms \b \f \n \r \t, other control characters as \u00xx (lower-case
-// hex); everything else, UTF-8 included, as it is (s is expected to be valid UTF-8).
-inline void appendJsonString(std::string& out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
+// Appends s as a JSON string with serde_json's escaping, which the reference writes through
+// (and nlohmann's dump() without ensure_ascii matches): `"` and `\`, the short forms \b \f \n
+// \r \t, other bytes below 0x20 as \u00xx with lowercase hex, everything else raw ('/', DEL
+// and multi-byte UTF-8 included; s is expected to be valid UTF-8).
+void appendJsonString(std::string& out, std::string_view s);
 
 }  // namespace st

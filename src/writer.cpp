@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "header.hpp"
+#include "json_text.hpp"
 #include "name_order.hpp"
 
 namespace st {
@@ -70,33 +71,6 @@ Error checkByteLength(const WriterTensor& t, uint64_t offset) {
                     decimal(bits / 8) + " bytes but its data is " +
                     decimal(t.byteLength));
   return {};
-}
-
-// serde_json's escaping, which the reference writes through: the short forms \b \f \n \r \t,
-// \u00xx with lowercase hex for the other bytes below 0x20, everything else raw ('/', DEL
-// and multi-byte UTF-8 included).
-void appendString(std::string& out, std::string_view s) {
-  const char* hex = "0123456789abcdef";
-  out += '"';
-  size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: out += "\\u00"; out += hex[c >> 4]; out += hex[c & 15];
-    }
-  }
-  out.append(s.data() + run, s.size() - run);
-  out += '"';
 }
 
 void appendNumber(std::string& out, uint64_t v) {
@@ -218,13 +192,13 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
   h.assign(8, '\0');  // N goes here once the JSON is complete
   h += '{';
   if (metadata) {
-    appendString(h, kMetadataKey);
+    appendJsonString(h, kMetadataKey);
     h += ":{";
     for (size_t k = 0; k < byKey.size(); ++k) {
       if (k) h += ',';
-      appendString(h, (*metadata)[byKey[k]].first);
+      appendJsonString(h, (*metadata)[byKey[k]].first);
       h += ':';
-      appendString(h, (*metadata)[byKey[k]].second);
+      appendJsonString(h, (*metadata)[byKey[k]].second);
       if (h.size() - 8 > kMaxHeaderLength) return tooLarge(h.size() - 8, "at least ");
     }
     h += '}';
@@ -232,7 +206,7 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
   for (uint32_t i : out.order) {
     const WriterTensor& t = tensors[i];
     if (h.size() > 9) h += ',';  // 9: the prefix and '{', so an entry precedes this one
-    appendString(h, t.name);
+    appendJsonString(h, t.name);
     h += R"(:{"dtype":")";
     h += dtypeName(t.dtype);
     h += R"(","shape":[)";
