@@ -15,8 +15,6 @@ std::string label(const AkNode& n) {
   return (n.formKey.empty() ? std::string("(no form_key)") : n.formKey) + " (" + akClassName(n.cls) + ")";
 }
 
-std::string number(uint64_t v) { return decimal(v); }
-
 // Sets n's capacity to `cap` if that is lower than what it has, remembering the buffer
 // responsible.
 void limit(AkNode& n, uint64_t cap, uint32_t buffer) {
@@ -49,14 +47,14 @@ uint64_t elementOffset(const AkBuffer& b, uint64_t i) {
 Error checkRead(const AkForm& form, uint32_t node, AkClass cls, uint64_t first, uint64_t count) {
   if (!form.checked || node >= form.nodes.size() || form.nodes[node].cls != cls)
     return makeError(ErrorCode::AwkwardInvalidForm, 0,
-                     std::string("awkward: node ") + number(node) + " is not a checked " + akClassName(cls));
+                     std::string("awkward: node ") + decimal(node) + " is not a checked " + akClassName(cls));
   for (uint32_t b : form.nodes[node].buffers) {
     if (b == kAkNone) continue;
     const AkBuffer& buf = form.buffers[b];
     if (first > buf.elements || count > buf.elements - first)
       return makeError(ErrorCode::AwkwardOutOfBounds, buf.byteOffset,
-                       "awkward: elements " + number(first) + ".." + number(first + count) + " of " +
-                           buf.name + " were asked for; it has " + number(buf.elements), buf.name);
+                       "awkward: elements " + decimal(first) + ".." + decimal(first + count) + " of " +
+                           buf.name + " were asked for; it has " + decimal(buf.elements), buf.name);
   }
   return {};
 }
@@ -64,13 +62,13 @@ Error checkRead(const AkForm& form, uint32_t node, AkClass cls, uint64_t first, 
 Error outOfBounds(const AkForm& form, const AkBuffer& b, uint64_t i, int64_t value,
                   const std::string& bound) {
   return makeError(ErrorCode::AwkwardOutOfBounds, elementOffset(b, i),
-                   "awkward " + label(form.nodes[b.node]) + ": " + b.name + "[" + number(i) + "] = " +
+                   "awkward " + label(form.nodes[b.node]) + ": " + b.name + "[" + decimal(i) + "] = " +
                        decimal(value) + " is outside " + bound, b.name);
 }
 
 std::string contentBound(const AkForm& form, uint32_t content) {
   const AkNode& c = form.nodes[content];
-  return "[0, " + number(c.capacity) + "], the entries " + label(c) + " holds";
+  return "[0, " + decimal(c.capacity) + "], the entries " + label(c) + " holds";
 }
 
 }  // namespace
@@ -141,12 +139,12 @@ Error checkAkBuffers(AkForm& form) {
   if (form.length > root.capacity) {
     if (root.limitedBy == kAkNone)  // only an EmptyArray limits without a buffer
       return makeError(ErrorCode::AwkwardBufferTooShort, 8,
-                       "awkward: the array's length is " + number(form.length) +
+                       "awkward: the array's length is " + decimal(form.length) +
                            " but an EmptyArray in its form can hold no entries");
     const AkBuffer& b = form.buffers[root.limitedBy];
     return makeError(ErrorCode::AwkwardBufferTooShort, b.byteOffset,
-                     "awkward: the array's length is " + number(form.length) + " but " + b.name + " has " +
-                         number(b.elements) + " elements, enough for " + number(form.nodes[b.node].capacity) +
+                     "awkward: the array's length is " + decimal(form.length) + " but " + b.name + " has " +
+                         decimal(b.elements) + " elements, enough for " + decimal(form.nodes[b.node].capacity) +
                          " entries of " + label(form.nodes[b.node]), b.name);
   }
   form.checked = true;
@@ -166,7 +164,7 @@ Error checkAkOffsets(const AkForm& form, uint32_t node, const void* offsets, uin
       return outOfBounds(form, b, first + i, v, contentBound(form, n.contents[0]));
     if (i > 0 && v < previous)
       return makeError(ErrorCode::AwkwardDecreasingOffsets, elementOffset(b, first + i),
-                       "awkward " + label(n) + ": " + b.name + "[" + number(first + i) + "] = " + decimal(v) +
+                       "awkward " + label(n) + ": " + b.name + "[" + decimal(first + i) + "] = " + decimal(v) +
                            " is less than the offset before it, " + decimal(previous), b.name);
     previous = v;
   }
@@ -185,8 +183,8 @@ Error checkAkLists(const AkForm& form, uint32_t node, const void* starts, const 
     int64_t stop = element(bStops.dtype, stops, i);
     if (stop < start)
       return makeError(ErrorCode::AwkwardDecreasingOffsets, elementOffset(bStops, first + i),
-                       "awkward " + label(n) + ": " + bStops.name + "[" + number(first + i) + "] = " + decimal(stop) +
-                           " is less than " + bStarts.name + "[" + number(first + i) + "] = " + decimal(start), bStops.name);
+                       "awkward " + label(n) + ": " + bStops.name + "[" + decimal(first + i) + "] = " + decimal(stop) +
+                           " is less than " + bStarts.name + "[" + decimal(first + i) + "] = " + decimal(start), bStops.name);
     if (start == stop) continue;  // an empty list points nowhere: awkward ignores its positions
     if (start < 0) return outOfBounds(form, bStarts, first + i, start, contentBound(form, n.contents[0]));
     if (static_cast<uint64_t>(stop) > cap)
@@ -209,7 +207,7 @@ Error checkAkIndex(const AkForm& form, uint32_t node, const void* index, uint64_
     if (v < 0 || static_cast<uint64_t>(v) >= cap) {
       const AkNode& c = form.nodes[n.contents[0]];
       return outOfBounds(form, b, first + i, v,
-                         "[0, " + number(cap) + "), the entries " + label(c) + " holds");
+                         "[0, " + decimal(cap) + "), the entries " + label(c) + " holds");
     }
   }
   return {};
@@ -231,7 +229,7 @@ Error checkAkUnion(const AkForm& form, uint32_t node, const void* tags, const vo
     int64_t v = element(bIndex.dtype, index, i);
     if (v < 0 || static_cast<uint64_t>(v) >= c.capacity)
       return outOfBounds(form, bIndex, first + i, v,
-                         "[0, " + number(c.capacity) + "), the entries of content " + decimal(tag) +
+                         "[0, " + decimal(c.capacity) + "), the entries of content " + decimal(tag) +
                              ", " + label(c));
   }
   return {};
@@ -256,6 +254,11 @@ std::string akFormTreeJson(const AkForm& form) {
     out += "\":";
   };
   auto boolean = [](bool v) { return v ? "true" : "false"; };
+  auto numbers = [](std::string& out, const auto& values) {
+    out += '[';
+    for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + decimal(values[i]);
+    out += ']';
+  };
   std::string out = "{\"length\":" + decimal(form.length) + ",\"nodes\":[";
   for (const AkNode& n : form.nodes) {
     if (&n != &form.nodes.front()) out += ',';
@@ -274,12 +277,7 @@ std::string akFormTreeJson(const AkForm& form) {
       key(out, "dtype");
       appendJsonString(out, dtypeName(n.dtype));
       key(out, "inner_shape");
-      out += '[';
-      for (size_t i = 0; i < n.innerShape.size(); ++i) {
-        if (i) out += ',';
-        out += decimal(n.innerShape[i]);
-      }
-      out += ']';
+      numbers(out, n.innerShape);
     }
     if (n.cls == AkClass::RegularArray) {
       key(out, "size");
@@ -322,12 +320,7 @@ std::string akFormTreeJson(const AkForm& form) {
     key(out, "buffers");
     out += buffers.empty() ? "{}" : buffers + '}';
     key(out, "contents");
-    out += '[';
-    for (size_t i = 0; i < n.contents.size(); ++i) {
-      if (i) out += ',';
-      out += decimal(n.contents[i]);
-    }
-    out += ']';
+    numbers(out, n.contents);
     key(out, "capacity");
     out += form.checked && n.capacity != kAkUnbounded ? decimal(n.capacity) : std::string("null");
     out += '}';

@@ -1,5 +1,6 @@
 #include "error.hpp"
 
+#include <charconv>
 #include <utility>
 
 namespace st {
@@ -43,17 +44,8 @@ Error makeError(ErrorCode code, uint64_t offset, std::string message, std::strin
 }
 
 std::string decimalText(uint64_t magnitude, bool negative) {
-  char digits[21];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + magnitude % 10);
-    magnitude /= 10;
-  } while (magnitude != 0);
-  if (negative) digits[n++] = '-';
-  std::string s;
-  s.reserve(n);
-  while (n > 0) s.push_back(digits[--n]);
-  return s;
+  char text[21] = {'-'};
+  return std::string(text, std::to_chars(text + 1, text + sizeof text, magnitude).ptr).substr(negative ? 0 : 1);
 }
 
 }  // namespace st

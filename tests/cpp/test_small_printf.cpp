@@ -1,5 +1,6 @@
-// small_printf.hpp: the wasm module's snprintf, checked against the C library's on the subset it
-// implements, and on truncation.
+// The core's own number formatting, checked against the C and C++ libraries': small_printf.hpp
+// (the wasm module's snprintf) on the subset it implements and on truncation, and decimal()
+// (error.hpp, the numbers in messages).
 #include <catch.hpp>
 
 #include <climits>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "error.hpp"
 #include "small_printf.hpp"
 
 namespace {
@@ -21,12 +23,17 @@ std::string ours(size_t n, const char* format, ...) {
   return std::to_string(length) + ":" + out;
 }
 
+// The formats are literals at every call site (SAME below), passed through to the C library.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 template <class... Args>
 std::string libc(size_t n, const char* format, Args... args) {
   std::string out(n + 8, '#');
   const int length = std::snprintf(out.data(), n, format, args...);
   return std::to_string(length) + ":" + out;
 }
+#pragma GCC diagnostic pop
 
 #define SAME(n, ...) REQUIRE(ours(n, __VA_ARGS__) == libc(n, __VA_ARGS__))
 
@@ -70,4 +77,13 @@ TEST_CASE("formatTo writes a floating-point spec as it stands and keeps later ar
     return std::string(out.data(), static_cast<size_t>(length));
   };
   REQUIRE(call("%d %.3f %d", 1, 2.5, 3) == "1 %.3f 3");
+}
+
+TEST_CASE("decimal matches std::to_string") {
+  for (int64_t v : {INT64_MIN, INT64_MIN + 1, int64_t{-100}, int64_t{-1}, int64_t{0}, int64_t{9}, int64_t{10}, INT64_MAX})
+    REQUIRE(st::decimal(v) == std::to_string(v));
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 53, UINT64_MAX})
+    REQUIRE(st::decimal(v) == std::to_string(v));
+  REQUIRE(st::decimal(-7) == "-7");  // int
+  REQUIRE(st::decimal(uint8_t{200}) == "200");
 }
