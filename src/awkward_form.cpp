@@ -212,7 +212,7 @@ class FormParser {
     if (inner == kNoValue || is(inner, JKind::Null)) return true;
     if (!is(inner, JKind::Array)) return fail(path, "has an \"inner_shape\" that is not an array");
     AkNode& n = out_.nodes[self];
-    for (size_t d = JsonTree::first(inner); d != json_.next(inner); d = json_.next(d)) {
+    for (size_t d : json_.items(inner)) {
       if (!is(d, JKind::Unsigned)) return fail(path, "has an inner_shape entry that is not a non-negative integer");
       uint64_t v = json_.nodes[d].v.u;
       n.innerShape.push_back(v);
@@ -289,7 +289,7 @@ class FormParser {
     bool tuple = true;
     if (fields != kNoValue && !is(fields, JKind::Null)) {
       if (!is(fields, JKind::Array)) return fail(path, "has \"fields\" that is neither an array nor null");
-      for (size_t f = JsonTree::first(fields); f != json_.next(fields); f = json_.next(f)) {
+      for (size_t f : json_.items(fields)) {
         if (!is(f, JKind::String)) return fail(path, "has a field name that is not a string");
         names.emplace_back(json_.text(f));
       }
@@ -303,8 +303,7 @@ class FormParser {
       }
       tuple = false;
     } else if (is(contents, JKind::Array)) {
-      for (size_t c = JsonTree::first(contents); c != json_.next(contents); c = json_.next(c))
-        children.push_back(c);
+      children = json_.items(contents);
     } else {
       return fail(path, "has \"contents\" that is not an array");
     }
@@ -330,12 +329,11 @@ class FormParser {
     size_t contents = find(j, "contents");
     if (!is(contents, JKind::Array)) return fail(path, "has no \"contents\" array");
     // Tags are int8: at most 128 contents; awkward wants at least 2.
-    const size_t count = json_.count(contents);
-    if (count < 2 || count > 128)
-      return fail(path, "has " + decimal(count) + " contents (a union has 2 to 128)");
-    size_t i = 0;
-    for (size_t c = JsonTree::first(contents); c != json_.next(contents); c = json_.next(c), ++i) {
-      uint32_t child = node(c, path + ".contents[" + decimal(i) + "]");
+    const std::vector<size_t> children = json_.items(contents);
+    if (children.size() < 2 || children.size() > 128)
+      return fail(path, "has " + decimal(children.size()) + " contents (a union has 2 to 128)");
+    for (size_t i = 0; i < children.size(); ++i) {
+      uint32_t child = node(children[i], path + ".contents[" + decimal(i) + "]");
       if (child == kAkNone) return false;
       out_.nodes[self].contents.push_back(child);
     }

@@ -123,15 +123,17 @@ JsonTree::Status JsonTree::parse(std::string_view text, size_t maxDepth, JsonTre
   return builder.tooDeep ? Status::TooDeep : Status::Ok;
 }
 
-size_t JsonTree::count(size_t array) const {
-  size_t n = 0;
-  for (size_t i = first(array); i != nodes[array].end; i = next(i)) ++n;
-  return n;
+// A container's members follow it, each up to its own `end`; an object's are its keys and
+// values, alternating.
+std::vector<size_t> JsonTree::items(size_t array) const {
+  std::vector<size_t> out;
+  for (size_t i = array + 1; i != nodes[array].end; i = nodes[i].end) out.push_back(i);
+  return out;
 }
 
 size_t JsonTree::find(size_t object, std::string_view key) const {
   size_t found = kNoValue;
-  for (size_t k = first(object); k != nodes[object].end; k = next(k + 1))
+  for (size_t k = object + 1; k != nodes[object].end; k = nodes[k + 1].end)
     if (text(k) == key) found = k + 1;
   return found;
 }
@@ -139,7 +141,7 @@ size_t JsonTree::find(size_t object, std::string_view key) const {
 std::vector<std::pair<std::string_view, size_t>> JsonTree::members(size_t object) const {
   std::vector<std::pair<std::string_view, size_t>> out;
   std::map<std::string_view, size_t> slot;
-  for (size_t k = first(object); k != nodes[object].end; k = next(k + 1)) {
+  for (size_t k = object + 1; k != nodes[object].end; k = nodes[k + 1].end) {
     auto placed = slot.emplace(text(k), out.size());
     if (placed.second)
       out.emplace_back(text(k), k + 1);
@@ -160,8 +162,8 @@ void JsonTree::write(size_t i, std::string& out) const {
     case JKind::String: appendJsonString(out, text(i)); break;
     case JKind::Array: {
       out += '[';
-      for (size_t c = first(i); c != n.end; c = next(c)) {
-        if (c != first(i)) out += ',';
+      for (size_t c = i + 1; c != n.end; c = nodes[c].end) {
+        if (c != i + 1) out += ',';
         write(c, out);  // recursion depth: at most the parse's maxDepth
       }
       out += ']';

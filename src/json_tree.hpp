@@ -52,11 +52,8 @@ class JsonTree {
   std::string_view text(size_t i) const {
     return std::string_view(pool.data() + nodes[i].v.text.at, nodes[i].v.text.size);
   }
-  // A container's members: first(c), then next(i) until nodes[c].end. An object's members
-  // are its keys and values, alternating.
-  static size_t first(size_t c) { return c + 1; }
-  size_t next(size_t i) const { return nodes[i].end; }
-  size_t count(size_t array) const;
+  // An array's elements, in order.
+  std::vector<size_t> items(size_t array) const;
   // The value of `key` in an object (its last, if the key repeats), kNoValue if it has none.
   size_t find(size_t object, std::string_view key) const;
   // An object's (key, value) pairs in source order, each key once: at its first position,
