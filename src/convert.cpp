@@ -37,16 +37,14 @@ inline T load(const uint8_t* p) {
   return v;
 }
 
-// All three cases are computed and one is selected, with no branch, so loops vectorize.
+// Scaling the F16's exponent and mantissa, put where a float32 has them, by 2^112 rebiases the
+// exponent of a normal and, as subnormal float arithmetic is exact (wasm has no flush to zero),
+// normalizes a subnormal too; infinities and NaNs land at 2^16 and above, where the exponent is
+// set to all ones, keeping the payload. No branch, so loops vectorize.
 inline uint32_t f16ToF32Bits(uint32_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t em = h & 0x7FFFu;                            // exponent and mantissa
-  const uint32_t normal = (em << 13) + ((127u - 15u) << 23);  // rebias the exponent
-  const uint32_t special = (em << 13) | 0x7F800000u;          // infinity / NaN, payload kept
-  // A subnormal is em x 2^-24 = (2^-14 + em x 2^-24) - 2^-14: put em under the exponent of
-  // 2^-14 and subtract it, exactly. (Unlike int-to-float, this vectorizes in wasm SIMD.)
-  const uint32_t subnormal = floatBits(bitsFloat(normal + (1u << 23)) - 0x1p-14f);
-  return sign | (em < 0x0400u ? subnormal : em >= 0x7C00u ? special : normal);
+  const float scaled = bitsFloat((h & 0x7FFFu) << 13) * 0x1p112f;
+  return sign | floatBits(scaled) | (scaled >= 65536.0f ? 0x7F800000u : 0u);
 }
 
 inline uint32_t f32ToF16Bits(uint32_t x) {
@@ -142,7 +140,9 @@ constexpr auto kE2M1 = minifloatTable<16>({2, 1, 1, NanRule::None});
 // simple so the compiler inlines `decode` and vectorizes where the target allows.
 template <size_t Bytes, class Decode>
 inline void decodeEach(const uint8_t* src, size_t n, float* dst, Decode decode) {
+#if defined(__clang__)  // g++ (native tests) has no such pragma
 #pragma clang loop interleave(disable) unroll(disable)
+#endif
   for (size_t i = 0; i < n; ++i) dst[i] = decode(src + i * Bytes);
 }
 
@@ -201,12 +201,10 @@ void decodeF4(const uint8_t* src, size_t n, float* dst) {
 }
 
 #if defined(__wasm_simd128__)
-// f16ToF32Bits on four lanes of F16 bits (one per 32-bit lane). Scaling by 2^112 rebiases the
-// exponent of normals and, as subnormal float arithmetic is exact in wasm, normalizes F16
-// subnormals too; infinities and NaNs land at 2^16 and above, where the exponent is set to all
-// ones, keeping the payload. Written out rather than left to the vectorizer, which narrows the
-// comparisons to 16-bit lanes and widens every mask back.
-inline v128_t f16HighToF32x4(v128_t high) {  // the F16s in the top half of each lane
+// f16ToF32Bits on four lanes, the F16s in the top half of each 32-bit lane. Written out rather
+// than left to the vectorizer, which narrows the comparisons to 16-bit lanes and widens every
+// mask back.
+inline v128_t f16HighToF32x4(v128_t high) {
   const v128_t sign = wasm_v128_and(high, wasm_i32x4_splat(static_cast<int32_t>(0x80000000u)));
   const v128_t shifted = wasm_u32x4_shr(wasm_i32x4_shl(high, 1), 4);  // exponent and mantissa << 13
   const v128_t scaled = wasm_f32x4_mul(shifted, wasm_f32x4_splat(0x1p112f));
