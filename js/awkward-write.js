@@ -125,9 +125,12 @@ function append(b, v, path) {
       break
     case 'string':
     case 'bytes': {
-      const lone = b.kind === 'string' ? loneSurrogate(v) : null
-      if (lone) throw new SafetensorsError('AwkwardUnsupportedType', `awkward: ${path} holds a lone surrogate ${lone.unit} at index ${lone.index}, which has no UTF-8 form`)
-      const bytes = b.kind === 'string' ? encoder.encode(v) : v
+      let bytes = v
+      if (b.kind === 'string') {
+        const lone = loneSurrogate(v)
+        if (lone) throw new SafetensorsError('AwkwardUnsupportedType', `awkward: ${path} holds a lone surrogate ${lone.unit} at index ${lone.index}, which has no UTF-8 form`)
+        bytes = encoder.encode(v)
+      }
       b.chunks.push(bytes)
       b.offsets.push(b.offsets[b.offsets.length - 1] + bytes.length)
       break
