@@ -11,7 +11,7 @@
  */
 import { execSync } from 'node:child_process'
 import { readFileSync, readdirSync, existsSync, mkdirSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
@@ -237,43 +237,31 @@ async function pageBundle() {
   /** @param {string} contents an entry module's source */
   const bundle = (contents) => build({
     stdin: { contents, resolveDir: ROOT, sourcefile: 'app.js' }, bundle: true, minify: true, splitting: true,
-    format: 'esm', platform: 'browser', outdir: join(ROOT, 'build', 'size-bundle'), write: false, metafile: true,
+    format: 'esm', platform: 'browser', outdir: join(ROOT, 'build', 'size-bundle'), write: false,
     logLevel: 'error',
   })
-  const reading = await bundle(`import { open } from ${JSON.stringify(index)}; globalThis.open = open`)
-  const everything = await bundle(`import * as all from ${JSON.stringify(index)}; globalThis.all = all`)
-  const isCore = (/** @type {string} */ path) => /safetensors_core(?:_nosimd)?-\w+\.js$/.test(path)
-  /** @param {import('esbuild').BuildResult & { outputFiles: import('esbuild').OutputFile[] }} result */
-  const files = (result) => new Map(result.outputFiles.map((f) => [relative(ROOT, f.path), f.contents]))
-  // The reading app's download: its entry chunk and what that imports statically (the core
-  // modules are counted apart).
-  const readingFiles = files(reading)
-  const meta = /** @type {import('esbuild').Metafile} */ (reading.metafile)
-  const entry = /** @type {string} */ (Object.keys(meta.outputs).find((o) => meta.outputs[o].entryPoint))
-  const initial = new Set([entry])
-  for (const out of initial)
-    for (const imp of meta.outputs[out].imports) if (imp.kind === 'import-statement') initial.add(imp.path)
-  let raw = 0
-  let gzipped = 0
-  for (const [path, contents] of readingFiles) {
-    if (isCore(path) || !initial.has(path)) continue
-    raw += contents.length
-    gzipped += gz(contents)
-  }
-  let allRaw = 0
-  let allGz = 0
-  /** @type {{ name: string, gz: number }[]} */
-  const cores = []
-  for (const [path, contents] of files(everything)) {
-    const core = /(safetensors_core(?:_nosimd)?)-\w+\.js$/.exec(path)
-    if (core) cores.push({ name: `${core[1]}.mjs`, gz: gz(contents) })
-    else {
-      allRaw += contents.length
-      allGz += gz(contents)
+  /**
+   * The JS layer's chunks summed, and each core module's chunk apart (a page loads one).
+   * @param {{ outputFiles: import('esbuild').OutputFile[] }} result
+   */
+  const measure = (result) => {
+    const out = { raw: 0, gz: 0, cores: /** @type {{ name: string, gz: number }[]} */ ([]) }
+    for (const file of result.outputFiles) {
+      const core = /(safetensors_core(?:_nosimd)?)-\w+\.js$/.exec(file.path)
+      if (core) {
+        out.cores.push({ name: `${core[1]}.mjs`, gz: gz(file.contents) })
+      } else {
+        out.raw += file.contents.length
+        out.gz += gz(file.contents)
+      }
     }
+    out.cores.sort((x, y) => x.name.localeCompare(y.name))
+    return out
   }
-  return { reading: { raw, gz: gzipped }, everything: { raw: allRaw, gz: allGz },
-    cores: cores.sort((a, b) => a.name.localeCompare(b.name)) }
+  const reading = measure(await bundle(`import { open } from ${JSON.stringify(index)}; globalThis.open = open`))
+  const everything = measure(await bundle(`import * as all from ${JSON.stringify(index)}; globalThis.all = all`))
+  return { reading: { raw: reading.raw, gz: reading.gz }, everything: { raw: everything.raw, gz: everything.gz },
+    cores: everything.cores }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main()
