@@ -23,8 +23,8 @@ const utf8 = new TextDecoder('utf-8')
 
 // The core's form state is freed with the context, which every view of an array holds: once
 // no view is reachable, the registry frees it if dispose() was not called.
-/** @type {FinalizationRegistry<any>} */
-const registry = new FinalizationRegistry((reader) => reader.delete())
+/** @type {FinalizationRegistry<{ core: any, reader: number }>} */
+const registry = new FinalizationRegistry(({ core, reader }) => core.awkwardReaderDelete(reader))
 // Reads in flight at once per array: a record of many fields must not open a request per field
 // all at the same moment on a remote file.
 const MAX_CONCURRENT_READS = 6
@@ -102,6 +102,7 @@ function recordAt(fields, columns, i) {
 export class AwkwardReadContext {
   #file
   #core
+  /** @type {number | null} */
   #reader
   /** @type {Map<string, import('./table.js').TensorInfo>} */
   #infos = new Map()
@@ -112,7 +113,7 @@ export class AwkwardReadContext {
   /**
    * @param {SafetensorsFile} file
    * @param {any} core
-   * @param {any} reader a checked st::AwkwardReader, owned by this context
+   * @param {number} reader the handle of a checked st::AwkwardReader, owned by this context
    * @param {{ length: number, nodes: AkNode[] }} tree
    */
   constructor(file, core, reader, tree) {
@@ -121,7 +122,7 @@ export class AwkwardReadContext {
     this.#reader = reader
     this.nodes = tree.nodes
     this.length = tree.length
-    registry.register(this, reader, this)
+    registry.register(this, { core, reader }, this)
   }
 
   get disposed() { return this.#reader === null }
@@ -129,7 +130,7 @@ export class AwkwardReadContext {
   dispose() {
     if (this.#reader === null) return
     registry.unregister(this)
-    this.#reader.delete()
+    this.#core.awkwardReaderDelete(this.#reader)
     this.#reader = null
   }
 
@@ -190,7 +191,7 @@ export class AwkwardReadContext {
     if (e1 <= e0) return []
     const { tensor, ptr, dtype } = await this.#read(n.buffers[attribute], e0, e1, options)
     try {
-      if (check && !check(ptr)) throw fromCoreError(this.#live().error())
+      if (check && !check(ptr)) throw fromCoreError(this.#core.awkwardReaderError(this.#live()))
       return decode(this.#core.HEAPU8.buffer, dtype, ptr, e1 - e0)
     } finally {
       tensor.dispose()
@@ -207,7 +208,7 @@ export class AwkwardReadContext {
     try {
       for (const r of reads) if (r.status === 'rejected') throw r.reason
       const [a, b] = reads.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
-      if (!check(a.ptr, b.ptr)) throw fromCoreError(this.#live().error())
+      if (!check(a.ptr, b.ptr)) throw fromCoreError(this.#core.awkwardReaderError(this.#live()))
       const heap = this.#core.HEAPU8.buffer
       return [decode(heap, a.dtype, a.ptr, e1 - e0), decode(heap, b.dtype, b.ptr, e1 - e0)]
     } finally {
@@ -272,6 +273,7 @@ export class AwkwardReadContext {
     const count = stop - start
     if (count <= 0) return []
     // Taken at each check, not once here: the array may be disposed while a read is in flight.
+    const core = this.#core
     const reader = () => this.#live()
     const isString = n.parameters.__array__ === 'string' || n.parameters.__array__ === 'bytestring'
     switch (n.class) {
@@ -291,7 +293,7 @@ export class AwkwardReadContext {
       }
       case 'ListOffsetArray': {
         const offsets = await this.#elements(n, 'offsets', start, stop + 1, options,
-          (ptr) => reader().checkOffsets(index, ptr, start, count + 1))
+          (ptr) => core.awkwardReaderCheckOffsets(reader(), index, ptr, start, count + 1))
         const starts = offsets.slice(0, count)
         const stops = offsets.slice(1)
         if (isString) return this.#strings(n, starts, stops, options)
@@ -300,7 +302,7 @@ export class AwkwardReadContext {
       }
       case 'ListArray': {
         const [starts, stops] = await this.#pair(n, ['starts', 'stops'], start, stop, options,
-          (a, b) => reader().checkLists(index, a, b, start, count))
+          (a, b) => core.awkwardReaderCheckLists(reader(), index, a, b, start, count))
         if (isString) return this.#strings(n, starts, stops, options)
         let lo = Infinity
         let hi = 0
@@ -311,7 +313,7 @@ export class AwkwardReadContext {
       case 'IndexedArray':
       case 'IndexedOptionArray': {
         const positions = await this.#elements(n, 'index', start, stop, options,
-          (ptr) => reader().checkIndex(index, ptr, start, count))
+          (ptr) => core.awkwardReaderCheckIndex(reader(), index, ptr, start, count))
         return this.#gather(n.contents[0], positions, projection, options)
       }
       case 'ByteMaskedArray': {
@@ -344,7 +346,7 @@ export class AwkwardReadContext {
       }
       case 'UnionArray': {
         const [tags, positions] = await this.#pair(n, ['tags', 'index'], start, stop, options,
-          (a, b) => reader().checkUnion(index, a, b, start, count))
+          (a, b) => core.awkwardReaderCheckUnion(reader(), index, a, b, start, count))
         const picked = await Promise.all(n.contents.map((c, t) =>
           this.#gather(c, positions.map((p, i) => (tags[i] === t ? p : -1)), projection, options)))
         return tags.map((t, i) => picked[t][i])

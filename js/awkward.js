@@ -31,24 +31,24 @@ export async function openAwkward(file) {
         `not an awkward file: __metadata__ has no "${key}" (ak.to_safetensors writes "form" and "length")`)
   }
   const { form, length } = /** @type {{ form: string, length: string }} */ (metadata)
-  const reader = new core.AwkwardReader()
+  const reader = core.awkwardReaderNew()
   let owned = false
   try {
-    if (!reader.parse(form, length)) throw fromCoreError(reader.error())
+    if (!core.awkwardReaderParse(reader, form, length)) throw fromCoreError(core.awkwardReaderError(reader))
     const names = new Set(file.names)
-    for (let i = 0; i < reader.bufferCount(); i++) {
-      const name = reader.bufferName(i)
+    for (let i = 0; i < core.awkwardReaderBufferCount(reader); i++) {
+      const name = core.awkwardReaderBufferName(reader, i)
       if (!names.has(name)) continue
       const info = file.info(name)
       const elements = info.shape.reduce((/** @type {number} */ a, d) => a * Number(d), 1)
-      reader.bindBuffer(i, dtypeIndex(info.dtype), elements, info.byteOffset)
+      core.awkwardReaderBindBuffer(reader, i, dtypeIndex(info.dtype), elements, info.byteOffset)
     }
-    if (!reader.check()) throw fromCoreError(reader.error())
-    const context = new AwkwardReadContext(file, core, reader, JSON.parse(reader.tree()))
+    if (!core.awkwardReaderCheck(reader)) throw fromCoreError(core.awkwardReaderError(reader))
+    const context = new AwkwardReadContext(file, core, reader, JSON.parse(core.awkwardReaderTree(reader)))
     owned = true
     return new AwkwardArray(context, 0, 0, context.length, [])
   } finally {
-    if (!owned) reader.delete()
+    if (!owned) core.awkwardReaderDelete(reader)
   }
 }
 

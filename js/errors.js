@@ -22,10 +22,12 @@ export class SafetensorsError extends Error {
 }
 
 /**
- * Turns the core's ErrorInfo into a SafetensorsError.
- * @param {{ code: string, tensor: string, message: string, offset: number }} info
+ * Turns the core's error (st::errorJson: code, tensor, message, offset) into a SafetensorsError.
+ * @param {string} json
  */
-export function fromCoreError(info) {
+export function fromCoreError(json) {
+  /** @type {{ code: string, tensor: string, message: string, offset: number }} */
+  const info = JSON.parse(json)
   return new SafetensorsError(info.code, info.message, {
     tensor: info.tensor === '' ? null : info.tensor,
     offset: info.offset,

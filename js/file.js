@@ -29,14 +29,14 @@ export async function openSource(source, options = {}) {
   const { signal } = options
   throwIfAborted(signal)
   const fileLength = source.byteLength
-  const parsed = new core.ParsedFile()
+  const parsed = core.parsedFileNew()
   let ptr = 0
   try {
     const prefix = await source.read(0, Math.min(8, fileLength), { signal })
     ptr = heapAlloc(core, 8)
     heapView(core, ptr, prefix.length).set(prefix)
-    const headerLength = parsed.readHeaderLength(ptr, prefix.length, fileLength)
-    if (headerLength < 0) throw fromCoreError(parsed.error())
+    const headerLength = core.parsedFileReadHeaderLength(parsed, ptr, prefix.length, fileLength)
+    if (headerLength < 0) throw fromCoreError(core.parsedFileError(parsed))
     core._free(ptr)
     ptr = 0
     ptr = heapAlloc(core, headerLength)
@@ -52,12 +52,12 @@ export async function openSource(source, options = {}) {
           { offset: 8 + header.length })
       heapView(core, ptr, headerLength).set(header)
     }
-    if (!parsed.parse(ptr, headerLength, fileLength)) throw fromCoreError(parsed.error())
+    if (!core.parsedFileParse(parsed, ptr, headerLength, fileLength)) throw fromCoreError(core.parsedFileError(parsed))
     const table = new TensorTable(core, parsed, 8 + headerLength)
     return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false)
   } finally {
     if (ptr) core._free(ptr)
-    parsed.delete()
+    core.parsedFileDelete(parsed)
   }
 }
 
@@ -193,7 +193,7 @@ export class SafetensorsFile {
     const core = this.#core
     const shape = this.#table.shape(index)
     const dims = heapAlloc(core, Math.max(shape.length, 1) * 8)
-    const planner = new core.SlicePlanner()
+    const planner = core.slicePlannerNew()
     try {
       const dimWords = new Uint32Array(core.HEAPU8.buffer, dims, shape.length * 2)
       shape.forEach((d, i) => {
@@ -201,21 +201,21 @@ export class SafetensorsFile {
         dimWords[2 * i] = Number(big & 0xffffffffn)
         dimWords[2 * i + 1] = Number(big >> 32n)
       })
-      const ok = planner.plan(this.#table.names[index], dtypeIndex(this.#table.dtype(index)), dims, shape.length,
+      const ok = core.slicePlannerPlan(planner, this.#table.names[index], dtypeIndex(this.#table.dtype(index)), dims, shape.length,
         this.#table.byteOffset(index), spec)
       if (!ok) {
-        throw fromCoreError(planner.error())
+        throw fromCoreError(core.slicePlannerError(planner))
       }
-      const rangeWords = new Float64Array(core.HEAPU8.buffer, planner.ranges(), planner.rangeCount() * 2)
+      const rangeWords = new Float64Array(core.HEAPU8.buffer, core.slicePlannerRanges(planner), core.slicePlannerRangeCount(planner) * 2)
       /** @type {[number, number][]} */
       const ranges = []
       for (let i = 0; i < rangeWords.length; i += 2) ranges.push([rangeWords[i], rangeWords[i + 1]])
-      const shapeWords = new Uint32Array(core.HEAPU8.buffer, planner.shape(), planner.rank() * 2)
+      const shapeWords = new Uint32Array(core.HEAPU8.buffer, core.slicePlannerShape(planner), core.slicePlannerRank(planner) * 2)
       const outShape = []
       for (let i = 0; i < shapeWords.length; i += 2) outShape.push(u64(shapeWords[i], shapeWords[i + 1]))
-      return { shape: outShape, byteLength: planner.byteLength(), ranges }
+      return { shape: outShape, byteLength: core.slicePlannerByteLength(planner), ranges }
     } finally {
-      planner.delete()
+      core.slicePlannerDelete(planner)
       core._free(dims)
     }
   }

@@ -29,22 +29,22 @@ export function u64(lo, hi) {
 export class TensorTable {
   /**
    * @param {any} core
-   * @param {any} parsed a st::ParsedFile that has parsed successfully
+   * @param {number} parsed the handle of a st::ParsedFile that has parsed successfully
    * @param {number} dataOffset absolute file offset of the data buffer (8 + N)
    */
   constructor(core, parsed, dataOffset) {
     const heap = core.HEAPU8.buffer
-    const count = parsed.tensorCount()
+    const count = core.parsedFileTensorCount(parsed)
     this.count = count
     this.dataOffset = dataOffset
-    this.words = new Uint32Array(heap.slice(parsed.tensorTable(), parsed.tensorTable() + count * 40))
-    this.strings = new Uint8Array(heap.slice(parsed.strings(), parsed.strings() + parsed.stringsLength()))
+    this.words = new Uint32Array(heap.slice(core.parsedFileTensorTable(parsed), core.parsedFileTensorTable(parsed) + count * 40))
+    this.strings = new Uint8Array(heap.slice(core.parsedFileStrings(parsed), core.parsedFileStrings(parsed) + core.parsedFileStringsLength(parsed)))
     const dimWords = this.words.length === 0 ? 0 : this.#dimsWordCount()
-    this.dims = new Uint32Array(heap.slice(parsed.dims(), parsed.dims() + dimWords * 4))
+    this.dims = new Uint32Array(heap.slice(core.parsedFileDims(parsed), core.parsedFileDims(parsed) + dimWords * 4))
     /** @type {Record<string, string> | null} */
     this.metadata = null
-    if (parsed.hasMetadata()) {
-      const m = new Uint32Array(heap.slice(parsed.metadataTable(), parsed.metadataTable() + parsed.metadataCount() * 16))
+    if (core.parsedFileHasMetadata(parsed)) {
+      const m = new Uint32Array(heap.slice(core.parsedFileMetadataTable(parsed), core.parsedFileMetadataTable(parsed) + core.parsedFileMetadataCount(parsed) * 16))
       /** @type {Record<string, string>} */
       const metadata = {}
       // defineProperty, not assignment: a key named "__proto__" must stay an ordinary entry.

@@ -146,7 +146,7 @@ export async function planFile(entries, metadata) {
   const metaAt = namesAt + nameBytes
   const size = metaAt + metaBytes
   const block = heapAlloc(core, size)
-  const planner = new core.WritePlanner()
+  const planner = core.writePlannerNew()
   try {
     const buffer = core.HEAPU8.buffer
     const dimView = new BigUint64Array(buffer, block, dims.length)
@@ -162,16 +162,16 @@ export async function planFile(entries, metadata) {
     for (const b of names) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
     at = block + metaAt
     for (const b of metaStrings) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
-    const ok = planner.plan(n, block + namesAt, block + nameLengthsAt, block + dtypesAt, block + ranksAt,
+    const ok = core.writePlannerPlan(planner, n, block + namesAt, block + nameLengthsAt, block + dtypesAt, block + ranksAt,
       block, block + layout.byteLengths, metadata !== undefined && metadata !== null, metaStrings.length / 2,
       block + metaAt, block + metaLengthsAt)
-    if (!ok) throw fromCoreError(planner.error())
-    const header = heapView(core, planner.header(), planner.headerLength()).slice()
-    const orderView = new Uint32Array(core.HEAPU8.buffer, planner.order(), n)
+    if (!ok) throw fromCoreError(core.writePlannerError(planner))
+    const header = heapView(core, core.writePlannerHeader(planner), core.writePlannerHeaderLength(planner)).slice()
+    const orderView = new Uint32Array(core.HEAPU8.buffer, core.writePlannerOrder(planner), n)
     const order = Array.from(orderView, (i) => entries[i])
-    return { header, order, fileLength: planner.fileLength() }
+    return { header, order, fileLength: core.writePlannerFileLength(planner) }
   } finally {
-    planner.delete()
+    core.writePlannerDelete(planner)
     core._free(block)
   }
 }

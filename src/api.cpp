@@ -3,17 +3,22 @@
 #include <utility>
 
 #include "convert.hpp"
+#include "json_text.hpp"
 #include "stats.hpp"
 
 namespace st {
 
-ErrorInfo toErrorInfo(const Error& e) {
-  ErrorInfo info;
-  info.code = errorCodeName(e.code);
-  info.tensor = e.tensor;
-  info.message = e.message;
-  info.offset = static_cast<double>(e.offset);
-  return info;
+std::string errorJson(const Error& e) {
+  std::string out = "{\"code\":\"";
+  out += errorCodeName(e.code);
+  out += "\",\"tensor\":";
+  appendJsonString(out, e.tensor);
+  out += ",\"message\":";
+  appendJsonString(out, e.message);
+  out += ",\"offset\":";
+  out += decimal(e.offset);
+  out += '}';
+  return out;
 }
 
 double ParsedFile::readHeaderLength(uintptr_t prefix, uint32_t available, double fileLength) {

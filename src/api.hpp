@@ -17,15 +17,9 @@
 
 namespace st {
 
-// What JS turns into a SafetensorsError.
-struct ErrorInfo {
-  std::string code;  // the reference's variant name, "Ok" when there was no error
-  std::string tensor;
-  std::string message;
-  double offset = 0;
-};
-
-ErrorInfo toErrorInfo(const Error& e);
+// What JS turns into a SafetensorsError (js/errors.js fromCoreError): a JSON object with
+// code (the reference's variant name, "Ok" when there was no error), tensor, message, offset.
+std::string errorJson(const Error& e);
 
 class ParsedFile {
  public:
@@ -33,7 +27,7 @@ class ParsedFile {
   double readHeaderLength(uintptr_t prefix, uint32_t available, double fileLength);
   // Rules 4-10 over the N header bytes at `json`. False with error() set.
   bool parse(uintptr_t json, uint32_t length, double fileLength);
-  ErrorInfo error() const { return toErrorInfo(error_); }
+  std::string error() const { return errorJson(error_); }
 
   double headerLength() const { return static_cast<double>(header_.headerLength); }
   uint32_t tensorCount() const { return static_cast<uint32_t>(header_.tensors.size()); }
@@ -73,7 +67,7 @@ class SlicePlanner {
  public:
   bool plan(std::string name, uint32_t dtype, uintptr_t dims, uint32_t rank, double absoluteBegin,
             std::string spec);
-  ErrorInfo error() const { return toErrorInfo(error_); }
+  std::string error() const { return errorJson(error_); }
   uint32_t rank() const { return static_cast<uint32_t>(plan_.shape.size()); }
   uintptr_t shape() const { return reinterpret_cast<uintptr_t>(plan_.shape.data()); }  // uint64[rank]
   double byteLength() const { return static_cast<double>(plan_.byteLength); }
@@ -93,7 +87,7 @@ class WritePlanner {
   bool plan(uint32_t tensorCount, uintptr_t names, uintptr_t nameLengths, uintptr_t dtypes,
             uintptr_t ranks, uintptr_t dims, uintptr_t byteLengths, bool hasMetadata,
             uint32_t metadataCount, uintptr_t metadataStrings, uintptr_t metadataLengths);
-  ErrorInfo error() const { return toErrorInfo(error_); }
+  std::string error() const { return errorJson(error_); }
   uintptr_t header() const { return reinterpret_cast<uintptr_t>(plan_.header.data()); }
   uint32_t headerLength() const { return static_cast<uint32_t>(plan_.header.size()); }
   uintptr_t order() const { return reinterpret_cast<uintptr_t>(plan_.order.data()); }  // uint32[count]
@@ -118,7 +112,7 @@ class AwkwardReader {
   void bindBuffer(uint32_t i, uint32_t dtype, double elements, double byteOffset);
   bool check();
   std::string tree() const { return akFormTreeJson(form_); }  // see akFormTreeJson
-  ErrorInfo error() const { return toErrorInfo(error_); }
+  std::string error() const { return errorJson(error_); }
   bool checkOffsets(uint32_t node, uintptr_t offsets, double first, double count);
   bool checkLists(uint32_t node, uintptr_t starts, uintptr_t stops, double first, double count);
   bool checkIndex(uint32_t node, uintptr_t index, double first, double count);
