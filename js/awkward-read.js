@@ -19,12 +19,12 @@ import { SafetensorsError, fromCoreError } from './errors.js'
  *   [attribute: string]: any }} AkNode  one node of st::akFormTreeJson
  */
 
-const utf8 = new TextDecoder('utf-8')
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8')
 
 // The core's form state is freed with the context, which every view of an array holds: once
 // no view is reachable, the registry frees it if dispose() was not called.
 /** @type {FinalizationRegistry<{ core: any, reader: number }>} */
-const registry = new FinalizationRegistry(({ core, reader }) => core.awkwardReaderDelete(reader))
+const registry = /* @__PURE__ */ new FinalizationRegistry(({ core, reader }) => core.awkwardReaderDelete(reader))
 // Reads in flight at once per array: a record of many fields must not open a request per field
 // all at the same moment on a remote file.
 const MAX_CONCURRENT_READS = 6

@@ -14,7 +14,7 @@
 import { SafetensorsError } from './errors.js'
 import { loneSurrogate, serialize } from './writer.js'
 
-const encoder = new TextEncoder()
+const encoder = /* @__PURE__ */ new TextEncoder()
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 

@@ -161,8 +161,8 @@ export class AwkwardArray {
   [DISPOSE]() { this.dispose() }
 }
 
-const LIST_LIKE = new Set(['ListOffsetArray', 'ListArray', 'RegularArray'])
-const PASS_THROUGH = new Set(['IndexedArray', 'IndexedOptionArray', 'ByteMaskedArray', 'BitMaskedArray', 'UnmaskedArray'])
+const LIST_LIKE = /* @__PURE__ */ new Set(['ListOffsetArray', 'ListArray', 'RegularArray'])
+const PASS_THROUGH = /* @__PURE__ */ new Set(['IndexedArray', 'IndexedOptionArray', 'ByteMaskedArray', 'BitMaskedArray', 'UnmaskedArray'])
 
 /** @param {AkNode} n */
 const isString = (n) => n.parameters.__array__ === 'string' || n.parameters.__array__ === 'bytestring'

@@ -20,7 +20,7 @@ export const CAST_DTYPES = /** @type {const} */ (['F32', 'BF16', 'F16'])
 // so an F4 chunk ends on a byte boundary.
 const CHUNK_ELEMENTS = 1 << 20
 
-const EXACT_IN_F32 = new Set(['BOOL', 'F4', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',
+const EXACT_IN_F32 = /* @__PURE__ */ new Set(['BOOL', 'F4', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',
   'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'I16', 'U16', 'F16', 'BF16', 'F32'])
 
 /**

@@ -15,7 +15,7 @@ export const DTYPE_BITS = {
 }
 
 /** @type {Map<string, number>} */
-const DTYPE_INDEX = new Map(DTYPES.map((name, i) => [name, i]))
+const DTYPE_INDEX = /* @__PURE__ */ new Map(DTYPES.map((name, i) => [name, i]))
 
 /** @param {string} name */
 export function dtypeIndex(name) {

@@ -3,7 +3,6 @@
  * the header (a remote source serves both from its first request); tensors are read only
  * when asked for, straight into the wasm heap.
  */
-import { openAwkward } from './awkward.js'
 import { ASYNC_DISPOSE } from './dispose.js'
 import { dtypeIndex } from './dtypes.js'
 import { SafetensorsError, fromCoreError, throwIfAborted } from './errors.js'
@@ -228,6 +227,8 @@ export class SafetensorsFile {
    */
   async awkward() {
     this.#open()
+    // Loaded on first use: a page that never opens an awkward file never downloads its reader.
+    const { openAwkward } = await import('./awkward.js')
     return openAwkward(this)
   }
 

@@ -3,7 +3,6 @@
  */
 import { httpUrl, resolveUrl } from './http.js'
 import { openAny } from './open.js'
-import { openIndexUrl } from './sharded.js'
 
 export { SafetensorsError } from './errors.js'
 export { SafetensorsFile } from './file.js'
@@ -23,7 +22,9 @@ export { DTYPES } from './dtypes.js'
 export function open(src, options = {}) {
   const base = /** @type {{ href?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.href
   const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, base) : null
-  if (url?.pathname.endsWith('.index.json')) return openIndexUrl(url, options)
+  // Loaded on first use, like f.awkward()'s reader: a bundler splits both into chunks of their
+  // own, which a page downloads only when it opens a sharded set (or an awkward file).
+  if (url?.pathname.endsWith('.index.json')) return import('./sharded.js').then((m) => m.openIndexUrl(url, options))
   return openAny(url ?? src, options, [resolveUrl])
 }
 export { serialize, serializeStream } from './writer.js'

@@ -52,7 +52,7 @@ function add(group, r) {
   group.byteLength += r.byteLength
 }
 
-const collator = new Intl.Collator('en', { numeric: true })
+const collator = /* @__PURE__ */ new Intl.Collator('en', { numeric: true })
 
 /** Merges single-child groups into their child and sorts children. @param {TreeNode} n @returns {TreeNode} */
 function squash(n) {

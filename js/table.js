@@ -7,7 +7,7 @@ import { DTYPES } from './dtypes.js'
 import { SafetensorsError } from './errors.js'
 
 const WORDS_PER_TENSOR = 10  // st::TensorInfo, 40 bytes: see the static_asserts in bindings.cpp
-const utf8 = new TextDecoder('utf-8', { fatal: false })
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: false })
 const TWO_32 = 2 ** 32
 
 /**

@@ -8,7 +8,7 @@ import { DISPOSE } from './dispose.js'
 import { heapAlloc, heapView } from './wasm.js'
 
 /** @type {FinalizationRegistry<{ core: any, ptr: number }>} */
-const registry = new FinalizationRegistry(({ core, ptr }) => core._free(ptr))
+const registry = /* @__PURE__ */ new FinalizationRegistry(({ core, ptr }) => core._free(ptr))
 
 const STATS_FIELDS = 11  // doubles before the histogram: see st::statsInto
 

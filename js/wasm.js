@@ -8,7 +8,7 @@
 import { SafetensorsError } from './errors.js'
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): valid only with SIMD.
-const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
+const SIMD_PROBE = /* @__PURE__ */ new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
   10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11])
 
 /** @returns {boolean} whether this engine runs wasm SIMD (fixed-width, 128-bit) */
@@ -32,7 +32,7 @@ export function coreVariant() {
 }
 
 /** @type {Map<string, Promise<any>>} */
-const cores = new Map()
+const cores = /* @__PURE__ */ new Map()
 
 /**
  * One build of the core, loaded once per realm (benchmarks compare the two).

@@ -17,7 +17,7 @@ import { heapAlloc, heapView, loadCore } from './wasm.js'
  * @typedef {PlanEntry & { bytes: () => Uint8Array }} Entry
  */
 
-const encoder = new TextEncoder()
+const encoder = /* @__PURE__ */ new TextEncoder()
 
 /**
  * @param {string} name
