@@ -1,6 +1,6 @@
 // The JS-facing surface (api.hpp): what crosses into js/errors.js must be JSON that
 // JSON.parse reads back to the same fields.
-#include <catch2/catch.hpp>
+#include <catch.hpp>
 
 #include "api.hpp"
 

@@ -110,6 +110,20 @@ test('InvalidHeaderDeserialization: a control character in the message as <U+XXX
   })
 })
 
+test('InvalidHeaderDeserialization: a number beyond the double range (the module\'s own strtod)', async () => {
+  // The reference parses even ignored numbers; 1.7976931348623158e308 still rounds to DBL_MAX,
+  // ...159e308 is past the midpoint to 2^1024.
+  const header = (/** @type {string} */ x) => `{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":${x}}}`
+  for (const x of ['1.7976931348623157e308', '-1.7976931348623158e308', '1e-999'])
+    assert.deepEqual((await open(file(header(x), 1))).names, ['a'], x)
+  for (const x of ['1.7976931348623159e308', '-1e999']) {
+    await expectError(() => open(file(header(x), 1)), {
+      code: 'InvalidHeaderDeserialization', tensor: null, offset: 8 + header(x).indexOf(x) + x.length,
+      message: `header is not valid JSON: [json.exception.out_of_range.406] number overflow parsing '${x}'`,
+    })
+  }
+})
+
 test('InvalidHeaderDeserialization: valid JSON of the wrong shape', async () => {
   await expectError(() => open(file('[]')), {
     code: 'InvalidHeaderDeserialization', tensor: null, offset: 9,
