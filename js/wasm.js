@@ -37,7 +37,7 @@ const cores = /* @__PURE__ */ new Map()
 /**
  * One build of the core, loaded once per realm (benchmarks compare the two).
  * @param {'simd' | 'nosimd'} variant
- * @returns {Promise<any>} the Emscripten module with the Embind classes
+ * @returns {Promise<any>} the Emscripten module with the Embind functions
  */
 export function loadCoreVariant(variant) {
   let core = cores.get(variant)
@@ -51,7 +51,7 @@ export function loadCoreVariant(variant) {
   return core
 }
 
-/** @returns {Promise<any>} the Emscripten module with the Embind classes */
+/** @returns {Promise<any>} the Emscripten module with the Embind functions */
 export function loadCore() {
   return loadCoreVariant(coreVariant())
 }
