@@ -23,11 +23,11 @@ for (const b of wasm) literal += escapes[/** @type {keyof typeof escapes} */ (b)
 const glue = text.replace(uri[1], '').trimEnd().slice(0, -tail.length)
 const out = `${glue}
 const wasm = "${literal}";
-/** @param {object} [moduleArg] Emscripten module options */
-export default function createCoreEmbedded(moduleArg = {}) {
+/** The module, instantiated from the bytes above (built with INCOMING_MODULE_JS_API=[wasmBinary]). */
+export default function createCoreEmbedded() {
   const wasmBinary = new Uint8Array(wasm.length);
   for (let i = 0; i < wasm.length; i++) wasmBinary[i] = wasm.charCodeAt(i);
-  return createCore({ wasmBinary, ...moduleArg });
+  return createCore({ wasmBinary });
 }
 `
 // Round trip before writing: the literal must give back the very bytes.

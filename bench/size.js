@@ -32,7 +32,7 @@ const kb = (/** @type {number} */ n) => `${(n / 1000).toFixed(1)} KB`
 export function splitModule(text) {
   // As .ci/embed-wasm.mjs writes it: a string literal of byte-valued characters.
   const start = text.indexOf('\nconst wasm = "')
-  const end = text.lastIndexOf('";\n/** @param {object} [moduleArg]')
+  const end = text.lastIndexOf('";\n/** The module, instantiated')
   if (start >= 0 && end > start) {
     const literal = text.slice(start + '\nconst wasm = "'.length, end)
     const chars = new Function(`return "${literal}"`)()
