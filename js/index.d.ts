@@ -87,8 +87,17 @@ export interface HttpOptions {
 }
 
 export interface OpenOptions extends HttpOptions {
+  /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
+  shards?: ShardSources
   [option: string]: unknown
 }
+
+/** A shard given to `open` with `shards`: anything `open` takes for one file (in Node, a path too). */
+export type ShardSource = string | URL | Blob | ArrayBuffer | ArrayBufferView | ByteSource
+/** Each shard the index names, by its path in the index: an object or Map, or a function of the
+ * path. A shard without a source is refused (NotFound) before any shard is read. */
+export type ShardSources = Record<string, ShardSource> | Map<string, ShardSource> |
+  ((path: string) => ShardSource | null | undefined)
 
 export interface TensorInfo {
   name: string
@@ -210,6 +219,9 @@ export type Opened<S> =
       : S extends URL ? SafetensorsFile | ShardedFile
         : SafetensorsFile
 
+/** An index's content (a dropped `*.index.json` File, say) with its shards: a sharded set. */
+export declare function open(src: Blob | ArrayBuffer | ArrayBufferView | ByteSource,
+  options: OpenOptions & { shards: ShardSources }): Promise<ShardedFile>
 export declare function open<S extends Source>(src: S, options?: OpenOptions): Promise<Opened<S>>
 
 /** A file on an HTTP(S) server, after its first ranged request (byteLength known). */

@@ -14,7 +14,8 @@ export { DTYPES } from './dtypes.js'
 
 /**
  * Opens a safetensors file and parses its header; tensors are read on demand. A URL ending in
- * `.index.json` opens a sharded set (ShardedFile). In a page, relative URLs resolve against it.
+ * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
+ * `options.shards` (see openIndexWith). In a page, relative URLs resolve against it.
  * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | import('./sharded.js').ShardedFile>}
@@ -24,6 +25,7 @@ export function open(src, options = {}) {
   const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, base) : null
   // Loaded on first use, like f.awkward()'s reader: a bundler splits both into chunks of their
   // own, which a page downloads only when it opens a sharded set (or an awkward file).
+  if (options.shards !== undefined) return import('./sharded.js').then((m) => m.openIndexWith(src, options, [resolveUrl]))
   if (url?.pathname.endsWith('.index.json')) return import('./sharded.js').then((m) => m.openIndexUrl(url, options))
   return openAny(url ?? src, options, [resolveUrl])
 }

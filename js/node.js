@@ -9,7 +9,7 @@ import { openSource } from './file.js'
 import { httpUrl, resolveUrl } from './http.js'
 import { nodeFileSource } from './node-file.js'
 import { openAny } from './open.js'
-import { ShardedFile, openIndexUrl, parseIndex } from './sharded.js'
+import { ShardedFile, openIndexUrl, openIndexWith, parseIndex } from './sharded.js'
 
 export * from './index.js'
 export { nodeFileSource } from './node-file.js'
@@ -55,12 +55,14 @@ async function openIndexPath(path, options) {
 
 /**
  * Opens a safetensors file: a path, a URL, a Blob, bytes or a ByteSource. A path or URL ending in
- * `.index.json` opens a sharded set (ShardedFile).
+ * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
+ * `options.shards` (shards may then be paths too).
  * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | ShardedFile>}
  */
 export function open(src, options = {}) {
+  if (options.shards !== undefined) return openIndexWith(src, options, [resolveUrl, resolvePath])
   const url = httpUrl(src)
   if (url) return url.pathname.endsWith('.index.json') ? openIndexUrl(url, options) : openAny(url, options, [resolveUrl])
   const path = typeof src === 'string' ? src : src instanceof URL && src.protocol === 'file:' ? fileURLToPath(src) : null

@@ -12,10 +12,15 @@ import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './pool.js'
 import { openSource } from './file.js'
 import { CONCURRENCY, fetchBytes, urlSource } from './http.js'
+import { openAny } from './open.js'
+import { blobSource, bytesSource, isByteSource } from './sources.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
 const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
+/** An index is read whole; one larger than this is a mistake (a shard given as the index, say),
+ * refused before gigabytes are read. Real indexes: 10 KB to a few MB. */
+const MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 /**
  * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
@@ -25,6 +30,9 @@ const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
  * @typedef {(shard: string, signal: AbortSignal | undefined) => Promise<SafetensorsFile>} ShardOpener
  * @typedef {{ metadata: Record<string, unknown> | null, shards: string[], names: string[],
  *   shardOf(name: string): number | undefined }} ShardIndex
+ * @typedef {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} ShardSource
+ * @typedef {Record<string, ShardSource> | Map<string, ShardSource> |
+ *   ((path: string) => ShardSource | null | undefined)} ShardSources
  */
 
 /** @param {unknown} v @returns {v is Record<string, unknown>} */
@@ -123,6 +131,49 @@ export async function openIndexUrl(url, options) {
       throw error
     }
   }, options)
+}
+
+/**
+ * Opens a sharded set from files the caller holds (the files of a folder dropped on a page, say):
+ * `src` is the index's content (a Blob or File, bytes, or a ByteSource) and `options.shards`
+ * gives each shard the index names, by its path in the index, as anything `open` takes for one
+ * file: an object or Map from path to source, or a function of the path. A shard without a
+ * source is refused here, before any shard is read; each is opened on first use.
+ * @param {unknown} src
+ * @param {import('./open.js').OpenOptions & { shards: ShardSources }} options
+ * @param {import('./open.js').Resolver[]} resolvers for shards given as strings or URLs
+ */
+export async function openIndexWith(src, options, resolvers) {
+  const { shards, ...shardOptions } = options
+  const lookup = typeof shards === 'function' ? shards
+    : shards instanceof Map ? (/** @type {string} */ path) => shards.get(path)
+      : typeof shards === 'object' && shards !== null
+        ? (/** @type {string} */ path) => (Object.hasOwn(shards, path) ? shards[path] : undefined)
+        : null
+  if (!lookup) throw new SafetensorsError('InvalidArgument', 'options.shards is not an object, a Map or a function')
+  const where = typeof Blob !== 'undefined' && src instanceof Blob && 'name' in src ? String(src.name) : 'the index'
+  const source = src instanceof ArrayBuffer || ArrayBuffer.isView(src) ? bytesSource(src)
+    : typeof Blob !== 'undefined' && src instanceof Blob ? blobSource(src)
+      : isByteSource(src) ? src : null
+  if (!source) {
+    throw new SafetensorsError('UnsupportedSource', 'with options.shards, open() takes the index itself ' +
+      '(a Blob or File, an ArrayBuffer, a Uint8Array or a ByteSource), not its URL or path')
+  }
+  if (source.byteLength > MAX_INDEX_BYTES) {
+    throw new SafetensorsError('InvalidIndex', `${where} is ${source.byteLength} bytes, more than an index ` +
+      `can be (at most ${MAX_INDEX_BYTES}): is it a shard?`)
+  }
+  throwIfAborted(options.signal)
+  const index = parseIndex(await source.read(0, source.byteLength, { signal: options.signal }), where)
+  const given = index.shards.map((path) => lookup(path))
+  const missing = index.shards.filter((_, i) => given[i] === undefined || given[i] === null)
+  if (missing.length > 0) {
+    const listed = missing.slice(0, 3).map((path) => JSON.stringify(path)).join(', ')
+    throw new SafetensorsError('NotFound', `${where} names ${index.shards.length} shards, and options.shards ` +
+      `lacks ${missing.length} of them: ${listed}${missing.length > 3 ? ', ...' : ''}`)
+  }
+  return new ShardedFile(index, (shard, signal) =>
+    openAny(given[index.shards.indexOf(shard)], { ...shardOptions, signal }, resolvers), { concurrency: options.concurrency })
 }
 
 export class ShardedFile {
