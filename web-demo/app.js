@@ -143,12 +143,15 @@ async function openFromUrl(href, options = {}) {
   else if (options.tensor) showNotice(`This file has no tensor named “${options.tensor}”.`)
 }
 
-/** @param {File} file */
-async function openFromFile(file) {
+/** @param {File[]} files one file, or a sharded set's index with its shards */
+async function openFromFiles(files) {
   clearMessages()
   await discard()
   meter.reset('local')
-  const opened = await tasks.run(`Opening ${file.name}`, (signal) => openLocal(file, (s) => meter.countingSource(s), signal))
+  const index = files.find((file) => file.name.endsWith('.index.json'))
+  const opened = await tasks.run(`Opening ${(index ?? files[0]).name}`, (signal, progress) =>
+    openLocal(files, (s) => meter.countingSource(s), signal,
+      (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`)))
   if (!opened) return
   show(opened)
 }
@@ -172,8 +175,8 @@ ui.urlForm.addEventListener('submit', (e) => {
 byId('sample-button').addEventListener('click', () => openFromUrl(SAMPLE))
 byId('sharded-sample-button').addEventListener('click', () => openFromUrl(SHARDED_SAMPLE))
 ui.fileInput.addEventListener('change', () => {
-  const file = ui.fileInput.files?.[0]
-  if (file) openFromFile(file)
+  const files = Array.from(ui.fileInput.files ?? [])
+  if (files.length > 0) openFromFiles(files)
   ui.fileInput.value = ''
 })
 
@@ -200,8 +203,8 @@ document.addEventListener('drop', (e) => {
   e.preventDefault()
   dragDepth = 0
   ui.dropOverlay.hidden = true
-  const file = e.dataTransfer?.files[0]
-  if (file) openFromFile(file)
+  const files = Array.from(e.dataTransfer?.files ?? [])
+  if (files.length > 0) openFromFiles(files)
 })
 
 document.addEventListener('keydown', (e) => {

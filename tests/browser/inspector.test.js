@@ -31,6 +31,8 @@ let browser
 let sampleBytes
 /** @type {string} */
 let dir
+/** @type {Map<string, Uint8Array>} the sharded sample's files, index included */
+let shardFiles
 /** The header length and stats of the sample, worked out in Node. */
 const expected = /** @type {{ tensors: number, parameters: number, downProj: import('../../js/index.js').Stats }} */ ({})
 
@@ -89,13 +91,13 @@ before(async () => {
   const t = await f.tensor(DOWN_PROJ)
   expected.downProj = t.stats({ bins: 64 })
   t.dispose()
-  const shards = await shardSample(f)
+  shardFiles = await shardSample(f)
   await f.close()
 
   server = await startServer()
   server.addFile(SAMPLE_PATH, sampleBytes)
   const folder = SHARDED_SAMPLE_PATH.slice(0, -INDEX_NAME.length)
-  for (const [name, bytes] of shards) server.addFile(folder + name, bytes)
+  for (const [name, bytes] of shardFiles) server.addFile(folder + name, bytes)
   const wave = await waveFile()
   server.addFile(LARGE, wave)
   server.addFile(SLOW, wave)
@@ -114,6 +116,8 @@ before(async () => {
 
   dir = await mkdtemp(join(tmpdir(), 'st-inspector-'))
   await writeFile(join(dir, 'tiny-llama.safetensors'), sampleBytes)
+  await mkdir(join(dir, 'sharded'))
+  for (const [name, bytes] of shardFiles) await writeFile(join(dir, 'sharded', name), bytes)
   await mkdir(ARTIFACTS, { recursive: true })
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -376,6 +380,29 @@ test('a file chosen with the picker opens', { skip }, async () => {
   assert.equal(await page.textContent('#summary-title'), 'tiny-llama.safetensors')
   assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
   assert.equal(new URL(page.url()).search, '', 'a local file has no address')
+  await done()
+})
+
+test('a sharded set chosen as local files (the index with its shards) opens; a missing shard is named', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(server.pageUrl())
+  const shardNames = [...shardFiles.keys()].filter((name) => name !== INDEX_NAME)
+  await page.setInputFiles('#file-input', [...shardFiles.keys()].map((name) => join(dir, 'sharded', name)))
+  await waitOpened(page)
+  assert.equal(await page.textContent('#summary-title'), INDEX_NAME)
+  assert.equal(await page.textContent('.summary .badge'), `sharded · ${shardNames.length} local shards`)
+  assert.equal(await page.locator('.shards tbody tr').count(), shardNames.length)
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
+  await selectTensor(page, DOWN_PROJ)
+  await page.waitForSelector('.heatmap-canvas[data-drawn]')
+  assert.equal(await page.textContent('.stats-grid .stat:first-child dd'), formatValue(expected.downProj.min))
+  assert.match((await networkCounts(page, null)).text, /^Local reads/)
+
+  await page.setInputFiles('#file-input', [INDEX_NAME, ...shardNames.slice(1)].map((name) => join(dir, 'sharded', name)))
+  const error = await errorShown(page)
+  assert.equal(error.title, 'A shard is missing')
+  assert.equal(error.code, 'NotFound')
+  assert.ok(error.text.includes(`${INDEX_NAME} names a shard not among the files given: ${shardNames[0]}.`), error.text)
   await done()
 })
 

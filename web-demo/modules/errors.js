@@ -36,6 +36,9 @@ export function describeError(error) {
   const status = /HTTP (\d{3})/.exec(error.message)?.[1]
   switch (error.code) {
     case 'NotFound':
+      // Without an HTTP status, from local files: a sharded index chosen without its shards.
+      if (!status)
+        return { ...base, title: 'A shard is missing', hint: 'Choose or drop the sharded index together with every shard it names.' }
       return { ...base, title: status ? `Not found (HTTP ${status})` : 'Not found', hint: 'The server has no file at this URL. Check the address (on the Hugging Face Hub, use a /resolve/ link).' }
     case 'HttpError':
       if (status === '401' || status === '403')

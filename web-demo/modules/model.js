@@ -35,7 +35,7 @@ export async function openUrl(href, options) {
   const f = await open(href, { fetch: options.fetch, headers: options.headers, signal: options.signal })
   const label = decodeURIComponent(new URL(href).pathname.split('/').pop() || href)
   try {
-    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards)
+    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, 'url')
     return fileModel(f, label, 'url')
   } catch (error) {
     await f.close()
@@ -44,17 +44,45 @@ export async function openUrl(href, options) {
 }
 
 /**
- * Opens a local file (a File from the picker or a drop), read in slices through `wrap`.
- * @param {File} file
+ * Opens local files (from the picker or a drop), read in slices through `wrap`: one
+ * .safetensors file, or a sharded set's index together with its shards, found by file name.
+ * @param {File[]} files
  * @param {(source: import('../../js/index.js').ByteSource) => import('../../js/index.js').ByteSource} wrap
  * @param {AbortSignal} signal
+ * @param {(done: number, total: number) => void} [onShards]
  * @returns {Promise<Model>}
  */
-export async function openLocal(file, wrap, signal) {
-  if (file.name.endsWith('.json')) {
-    throw new SafetensorsError('UnsupportedSource', `${file.name} looks like a sharded index: open it by its URL, ` +
-      'so that its shards can be fetched next to it')
+export async function openLocal(files, wrap, signal, onShards) {
+  const index = files.find((file) => file.name.endsWith('.index.json'))
+  if (index) {
+    // The index names shards by path; a drop or a picker gives file names only.
+    const byName = new Map(files.map((file) => [file.name, file]))
+    /** @type {string[]} */
+    const missing = []
+    const shards = (/** @type {string} */ path) => {
+      const file = byName.get(path.slice(path.lastIndexOf('/') + 1))
+      if (!file) missing.push(path)
+      return file && wrap(blobSource(file))
+    }
+    const f = await open(index, { signal, shards }).catch((error) => {
+      if (missing.length === 0) throw error
+      throw new SafetensorsError('NotFound', `${index.name} names ${missing.length === 1 ? 'a shard' : 'shards'} ` +
+        `not among the files given: ${missing.join(', ')}. Choose or drop the index together with its shards.`)
+    })
+    try {
+      return await shardedModel(f, index.name, signal, onShards, 'local')
+    } catch (error) {
+      await f.close()
+      throw error
+    }
   }
+  if (files.length > 1) {
+    throw new SafetensorsError('UnsupportedSource', `${files.length} files given: choose one .safetensors file, ` +
+      "or a sharded set's .index.json together with its shards")
+  }
+  const [file] = files
+  if (file.name.endsWith('.json'))
+    throw new SafetensorsError('UnsupportedSource', `${file.name} is JSON, not a safetensors file`)
   const f = /** @type {SafetensorsFile} */ (await open(wrap(blobSource(file)), { signal }))
   return fileModel(f, file.name, 'local')
 }
@@ -72,12 +100,13 @@ function fileModel(f, label, source) {
 }
 
 /**
- * Fetches every shard's header (six at a time) and joins them into one table.
+ * Reads every shard's header (six at a time) and joins them into one table.
  * @param {ShardedFile} f @param {string} label @param {AbortSignal} signal
  * @param {((done: number, total: number) => void) | undefined} onShards
+ * @param {'url' | 'local'} source
  * @returns {Promise<Model>}
  */
-async function shardedModel(f, label, signal, onShards) {
+async function shardedModel(f, label, signal, onShards, source) {
   const paths = f.shards
   /** @type {SafetensorsFile[]} */
   const files = new Array(paths.length)
@@ -108,7 +137,7 @@ async function shardedModel(f, label, signal, onShards) {
   const first = JSON.stringify(files[0]?.metadata ?? null)
   const shared = files.every((s) => JSON.stringify(s.metadata) === first) ? files[0]?.metadata ?? null : null
   return {
-    label, kind: 'sharded', source: 'url', file: f,
+    label, kind: 'sharded', source, file: f,
     byteLength: shards.reduce((n, s) => n + s.byteLength, 0),
     headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
     metadata: f.metadata, shardMetadata: shared, shards, rows, parameters: await f.parameterCount({ signal }),
