@@ -44,11 +44,13 @@ class HeaderHandler final {
 
   bool null() { return scalar(Kind::Null); }
   bool boolean(bool) { return scalar(Kind::Other); }
-  bool number_integer(int64_t) { return scalar(Kind::Negative); }
-  bool number_float(double, const std::string&) { return scalar(Kind::Float); }
+  bool number_integer(int64_t) { return atNumber([&] { return scalar(Kind::Negative); }); }
+  bool number_float(double, const std::string&) { return atNumber([&] { return scalar(Kind::Float); }); }
   bool binary(std::vector<uint8_t>&) { return scalar(Kind::Other); }
 
-  bool number_unsigned(uint64_t value) {
+  bool number_unsigned(uint64_t value) { return atNumber([&] { return unsignedValue(value); }); }
+
+  bool unsignedValue(uint64_t value) {
     switch (state_) {
       case State::ShapeDim:
         out_.dims.push_back(value);
@@ -385,10 +387,23 @@ class HeaderHandler final {
 
   std::string quotedName() const { return "\"" + std::string(out_.str(current_.name)) + "\""; }
 
+  // Runs a number's callback with errors placed just past the number, as they are past any other
+  // token: the lexer has read one character more to see where the number ends, except at the end
+  // of the input. A JSON number ends in a digit, and what follows it is never one.
+  template <class Callback>
+  bool atNumber(Callback callback) {
+    const char* head = *head_;
+    numberEnd_ = head > begin_ && (head[-1] < '0' || head[-1] > '9') ? head - 1 : head;
+    const bool ok = callback();
+    numberEnd_ = nullptr;
+    return ok;
+  }
+
   bool fail(std::string message) {
     if (!error) {
+      const char* at = numberEnd_ ? numberEnd_ : *head_;
       error = makeError(ErrorCode::InvalidHeaderDeserialization,
-                        baseOffset_ + static_cast<uint64_t>(*head_ - begin_), std::move(message));
+                        baseOffset_ + static_cast<uint64_t>(at - begin_), std::move(message));
       if (state_ != State::TopKey && state_ != State::Start && state_ != State::MetadataKey &&
           state_ != State::MetadataString && state_ != State::MetadataValue)
         error.tensor = std::string(out_.str(current_.name));
@@ -399,6 +414,7 @@ class HeaderHandler final {
   Header& out_;
   const char* begin_;
   const char* const* head_;
+  const char* numberEnd_ = nullptr;  // while a number's callback runs: just past the number
   uint64_t baseOffset_;
   State state_ = State::Start;
   Field field_ = Field::None;

@@ -6,8 +6,8 @@
 // - rules 1-3 (the length prefix): 0.
 // - InvalidHeader: the first byte of the invalid UTF-8 sequence.
 // - InvalidHeaderDeserialization: just past the token where parsing stopped, found with
-//   past(header, token). A number is only known to end once the lexer has read the character
-//   after it, so for numbers that character is included ("1.0]"). Truncated JSON: the end of
+//   past(header, token), numbers included: the lexer reads the character after a number to
+//   see where it ends, and the parser steps back over it. Truncated JSON: the end of
 //   the header. Duplicate tensor names and metadata keys are found after parsing: the start of
 //   the header (8). A NUL after the object: the NUL itself.
 // - InvalidOffset, ValidationOverflow, MisalignedSlice, TensorInvalidInfo: where the tensor's
@@ -245,7 +245,7 @@ TEST_CASE("InvalidHeaderDeserialization: a tensor entry of the wrong shape", "[h
       {"entry is a string", R"({"a":"F32"})", 0, "a", R"("F32")",
        R"(tensor "a" is a string, not an object)"},
       {"entry is null", R"({"a":null})", 0, "a", "null", R"(tensor "a" is null, not an object)"},
-      {"entry is a number", R"({"a":7})", 0, "a", "7}", R"(tensor "a" is an integer, not an object)"},
+      {"entry is a number", R"({"a":7})", 0, "a", "7", R"(tensor "a" is an integer, not an object)"},
       {"empty entry", R"({"a":{}})", 0, "a", "{}", R"(tensor "a" has no "dtype" field)"},
       {"missing dtype", R"({"a":{"shape":[1],"data_offsets":[0,4]}})", 4, "a", "[0,4]}",
        R"(tensor "a" has no "dtype" field)"},
@@ -254,7 +254,7 @@ TEST_CASE("InvalidHeaderDeserialization: a tensor entry of the wrong shape", "[h
       {"missing data_offsets", R"({"a":{"dtype":"F32","shape":[1]}})", 4, "a", "[1]}",
        R"(tensor "a" has no "data_offsets" field)"},
       {"dtype is a number", R"({"a":{"dtype":32,"shape":[1],"data_offsets":[0,4]}})", 4, "a",
-       "32,", R"(dtype of tensor "a" is an integer, not a dtype string)"},
+       "32", R"(dtype of tensor "a" is an integer, not a dtype string)"},
       {"dtype is null", R"({"a":{"dtype":null,"shape":[1],"data_offsets":[0,4]}})", 4, "a",
        "null", R"(dtype of tensor "a" is null, not a dtype string)"},
       {"dtype is an array", R"({"a":{"dtype":["F32"],"shape":[1],"data_offsets":[0,4]}})", 4,
@@ -268,7 +268,7 @@ TEST_CASE("InvalidHeaderDeserialization: a tensor entry of the wrong shape", "[h
       {"shape is null", R"({"a":{"dtype":"F32","shape":null,"data_offsets":[0,4]}})", 4, "a",
        "null", R"(shape of tensor "a" is null, not an array of non-negative integers)"},
       {"shape is a number", R"({"a":{"dtype":"F32","shape":1,"data_offsets":[0,4]}})", 4, "a",
-       "1,", R"(shape of tensor "a" is an integer, not an array of non-negative integers)"},
+       "1", R"(shape of tensor "a" is an integer, not an array of non-negative integers)"},
       {"nested shape", R"({"a":{"dtype":"F32","shape":[[1]],"data_offsets":[0,4]}})", 4, "a",
        "[[", R"(shape of tensor "a" contains an array, not a non-negative integer)"},
       {"data_offsets is a string", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":"0,4"}})",
@@ -313,26 +313,26 @@ TEST_CASE("InvalidHeaderDeserialization: numbers that are not plain non-negative
   const std::string offsetsNot = R"(data_offsets of tensor "a" contains )";
   const std::string notInt = ", not a non-negative integer";
   checkJsonCases({
-      {"1.0 in shape", inShape("1.0"), 1, "a", "1.0]", shapeNot + "a non-integer number" + notInt},
-      {"1e0 in shape", inShape("1e0"), 1, "a", "1e0]", shapeNot + "a non-integer number" + notInt},
-      {"1E0 in shape", inShape("1E0"), 1, "a", "1E0]", shapeNot + "a non-integer number" + notInt},
-      {"-0 in shape", inShape("-0"), 1, "a", "-0]", shapeNot + "a negative integer" + notInt},
-      {"-1 in shape", inShape("-1"), 1, "a", "-1]", shapeNot + "a negative integer" + notInt},
+      {"1.0 in shape", inShape("1.0"), 1, "a", "1.0", shapeNot + "a non-integer number" + notInt},
+      {"1e0 in shape", inShape("1e0"), 1, "a", "1e0", shapeNot + "a non-integer number" + notInt},
+      {"1E0 in shape", inShape("1E0"), 1, "a", "1E0", shapeNot + "a non-integer number" + notInt},
+      {"-0 in shape", inShape("-0"), 1, "a", "-0", shapeNot + "a negative integer" + notInt},
+      {"-1 in shape", inShape("-1"), 1, "a", "-1", shapeNot + "a negative integer" + notInt},
       {"true in shape", inShape("true"), 1, "a", "true", shapeNot + "a boolean" + notInt},
       {"null in shape", inShape("null"), 1, "a", "null", shapeNot + "null" + notInt},
       {"string in shape", inShape(R"("1")"), 1, "a", R"("1")", shapeNot + "a string" + notInt},
-      {"2^64 in shape", inShape("18446744073709551616"), 1, "a", "18446744073709551616]",
+      {"2^64 in shape", inShape("18446744073709551616"), 1, "a", "18446744073709551616",
        shapeNot + "a non-integer number" + notInt},
       {"01 in shape", inShape("01"), 1, "", "[01",
        kParseError + "parse error at line 1, column 30: syntax error while parsing array - "
                      "unexpected number literal; expected ']'"},
-      {"1.0 in data_offsets", inOffsets("1.0"), 1, "a", "1.0]",
+      {"1.0 in data_offsets", inOffsets("1.0"), 1, "a", "1.0",
        offsetsNot + "a non-integer number" + notInt},
-      {"1e0 in data_offsets", inOffsets("1e0"), 1, "a", "1e0]",
+      {"1e0 in data_offsets", inOffsets("1e0"), 1, "a", "1e0",
        offsetsNot + "a non-integer number" + notInt},
-      {"-0 in data_offsets", inOffsets("-0"), 1, "a", "-0]",
+      {"-0 in data_offsets", inOffsets("-0"), 1, "a", "-0",
        offsetsNot + "a negative integer" + notInt},
-      {"-1 in data_offsets", inOffsets("-1"), 1, "a", "-1]",
+      {"-1 in data_offsets", inOffsets("-1"), 1, "a", "-1",
        offsetsNot + "a negative integer" + notInt},
       {"true in data_offsets", inOffsets("true"), 1, "a", "true",
        offsetsNot + "a boolean" + notInt},
@@ -360,7 +360,7 @@ TEST_CASE("InvalidHeaderDeserialization: data_offsets without exactly two elemen
       {"one element", R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0]}})", 0, "a",
        R"("data_offsets":[0])", R"(data_offsets of tensor "a" has 1 elements, not 2)"},
       {"three elements", R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1,1]}})", 1, "a",
-       "1,1]", "data_offsets has more than 2 elements"},
+       "1,1", "data_offsets has more than 2 elements"},
   });
 }
 
@@ -474,7 +474,7 @@ TEST_CASE("InvalidHeaderDeserialization: duplicates", "[header][error]") {
 TEST_CASE("InvalidHeaderDeserialization: __metadata__ that is not a map of strings",
           "[header][error]") {
   checkJsonCases({
-      {"a number value", R"({"__metadata__":{"k":1}})", 0, "", "1}",
+      {"a number value", R"({"__metadata__":{"k":1}})", 0, "", "1",
        R"(metadata value of "k" is an integer, not a string)"},
       {"a null value", R"({"__metadata__":{"k":null}})", 0, "", "null",
        R"(metadata value of "k" is null, not a string)"},
@@ -488,7 +488,7 @@ TEST_CASE("InvalidHeaderDeserialization: __metadata__ that is not a map of strin
        "__metadata__ is a string, not an object or null"},
       {"an array", R"({"__metadata__":[]})", 0, "", "[",
        "__metadata__ is an array, not an object or null"},
-      {"a number", R"({"__metadata__":0})", 0, "", "0}",
+      {"a number", R"({"__metadata__":0})", 0, "", "0",
        "__metadata__ is an integer, not an object or null"},
   });
 }
@@ -502,7 +502,7 @@ TEST_CASE("InvalidHeaderDeserialization: the array and dtype-map forms, when mal
        R"(tensor "a" is an array of 0 elements, not [dtype, shape, data_offsets])"},
       {"a fourth array", R"({"a":["U8",[1],[0,1],[]]})", 1, "a", "[0,1],[",
        R"(tensor "a" has an array where no further element was expected)"},
-      {"a fourth number", R"({"a":["U8",[1],[0,1],0]})", 1, "a", ",0]",
+      {"a fourth number", R"({"a":["U8",[1],[0,1],0]})", 1, "a", ",0",
        R"(tensor "a" has an integer at position 3 of its array form)"},
       {"a fourth string", R"({"a":["U8",[1],[0,1],"x"]})", 1, "a", R"("x")",
        R"(tensor "a" has a string at position 3 of its array form)"},
@@ -515,7 +515,7 @@ TEST_CASE("InvalidHeaderDeserialization: the array and dtype-map forms, when mal
       {"empty dtype map", R"({"a":{"dtype":{},"shape":[1],"data_offsets":[0,1]}})", 1, "a", "{}",
        R"(dtype object of tensor "a" is empty)"},
       {"dtype map to a number", R"({"a":{"dtype":{"U8":1},"shape":[1],"data_offsets":[0,1]}})",
-       1, "a", "1}", R"(dtype object of tensor "a" must map the dtype to null)"},
+       1, "a", R"("U8":1)", R"(dtype object of tensor "a" must map the dtype to null)"},
       {"dtype map to an object", R"({"a":{"dtype":{"U8":{}},"shape":[1],"data_offsets":[0,1]}})",
        1, "a", R"("U8":{)", R"(dtype object of tensor "a" must map the dtype to null)"},
       {"dtype map with two keys",

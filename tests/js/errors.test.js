@@ -135,14 +135,14 @@ test('InvalidHeaderDeserialization: valid JSON of the wrong shape', async () => 
     message: 'unknown dtype "F33"',
   })
   const float = '{"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}}'
-  // The offset is the lexer's read head, one character past a number (it must see the ']').
+  // Just past the number, as past any token (the lexer reads the ']' to see where it ends).
   await expectError(() => open(file(float, 1)), {
-    code: 'InvalidHeaderDeserialization', tensor: 'a', offset: 8 + float.indexOf('1.0') + 4,
+    code: 'InvalidHeaderDeserialization', tensor: 'a', offset: 8 + float.indexOf('1.0') + 3,
     message: 'shape of tensor "a" contains a non-integer number, not a non-negative integer',
   })
   const meta = '{"__metadata__":{"k":1}}'
   await expectError(() => open(file(meta)), {
-    code: 'InvalidHeaderDeserialization', tensor: null, offset: 8 + meta.indexOf('1') + 2,
+    code: 'InvalidHeaderDeserialization', tensor: null, offset: 8 + meta.indexOf('1') + 1,
     message: 'metadata value of "k" is an integer, not a string',
   })
 })
