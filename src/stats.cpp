@@ -226,7 +226,7 @@ void computeWith(Dtype dtype, const uint8_t* data, uint64_t values, uint32_t bin
     accumulate(v, n, padded, out, total);
   });
   out.finiteCount = total.n;
-  out.histogram.assign(bins, 0);
+  out.histogram = std::vector<uint64_t>(bins);
   if (total.n == 0) {
     out.min = out.max = out.mean = out.std = kNan;
     out.histogramMin = out.histogramMax = kNan;
