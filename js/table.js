@@ -33,18 +33,21 @@ export class TensorTable {
    * @param {number} dataOffset absolute file offset of the data buffer (8 + N)
    */
   constructor(core, parsed, dataOffset) {
+    // Where the core keeps the header: see st::ParsedFile::tables.
+    const at = core.parsedFileTables(parsed)
     const heap = core.HEAPU8.buffer
-    const count = core.parsedFileTensorCount(parsed)
+    const [tensors, count, strings, stringsLength, dims, hasMetadata, metadataTable, metadataCount] =
+      new Uint32Array(heap, at, 8)
     this.count = count
     this.dataOffset = dataOffset
-    this.words = new Uint32Array(heap.slice(core.parsedFileTensorTable(parsed), core.parsedFileTensorTable(parsed) + count * 40))
-    this.strings = new Uint8Array(heap.slice(core.parsedFileStrings(parsed), core.parsedFileStrings(parsed) + core.parsedFileStringsLength(parsed)))
+    this.words = new Uint32Array(heap.slice(tensors, tensors + count * 40))
+    this.strings = new Uint8Array(heap.slice(strings, strings + stringsLength))
     const dimWords = this.words.length === 0 ? 0 : this.#dimsWordCount()
-    this.dims = new Uint32Array(heap.slice(core.parsedFileDims(parsed), core.parsedFileDims(parsed) + dimWords * 4))
+    this.dims = new Uint32Array(heap.slice(dims, dims + dimWords * 4))
     /** @type {Record<string, string> | null} */
     this.metadata = null
-    if (core.parsedFileHasMetadata(parsed)) {
-      const m = new Uint32Array(heap.slice(core.parsedFileMetadataTable(parsed), core.parsedFileMetadataTable(parsed) + core.parsedFileMetadataCount(parsed) * 16))
+    if (hasMetadata) {
+      const m = new Uint32Array(heap.slice(metadataTable, metadataTable + metadataCount * 16))
       /** @type {Record<string, string>} */
       const metadata = {}
       // defineProperty, not assignment: a key named "__proto__" must stay an ordinary entry.

@@ -1,5 +1,6 @@
 #include "api.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "convert.hpp"
@@ -33,6 +34,16 @@ bool ParsedFile::parse(uintptr_t json, uint32_t length, double fileLength) {
                        static_cast<uint64_t>(fileLength), header_);
   if (error_) header_ = Header{};
   return !error_;
+}
+
+uintptr_t ParsedFile::tables() {
+  const auto address = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+  const uintptr_t words[8] = {address(header_.tensors.data()), header_.tensors.size(),
+                              address(header_.strings.data()), header_.strings.size(),
+                              address(header_.dims.data()),    header_.hasMetadata ? 1u : 0u,
+                              address(header_.metadata.data()), header_.metadata.size()};
+  std::copy(words, words + 8, tables_);
+  return reinterpret_cast<uintptr_t>(tables_);
 }
 
 bool toFloat32At(uint32_t dtype, uintptr_t src, double elements, uintptr_t dst) {

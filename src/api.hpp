@@ -29,24 +29,24 @@ class ParsedFile {
   bool parse(uintptr_t json, uint32_t length, double fileLength);
   std::string error() const { return errorJson(error_); }
 
-  double headerLength() const { return static_cast<double>(header_.headerLength); }
-  uint32_t tensorCount() const { return static_cast<uint32_t>(header_.tensors.size()); }
-  // TensorInfo[tensorCount] in file order; layout: see the static_asserts in bindings.cpp.
-  uintptr_t tensorTable() const { return reinterpret_cast<uintptr_t>(header_.tensors.data()); }
-  uintptr_t strings() const { return reinterpret_cast<uintptr_t>(header_.strings.data()); }
-  uint32_t stringsLength() const { return static_cast<uint32_t>(header_.strings.size()); }
-  uintptr_t dims() const { return reinterpret_cast<uintptr_t>(header_.dims.data()); }
-  bool hasMetadata() const { return header_.hasMetadata; }
-  uint32_t metadataCount() const { return static_cast<uint32_t>(header_.metadata.size()); }
-  // MetadataEntry[metadataCount]: four uint32 each (key offset, key length, value offset,
-  // value length) into strings().
-  uintptr_t metadataTable() const { return reinterpret_cast<uintptr_t>(header_.metadata.data()); }
-
-  const Header& header() const { return header_; }
+  // After a successful parse, where JS finds the header (js/table.js), one call for all of it:
+  // eight uintptr_t words (uint32 in wasm32) at the returned address, valid until the next
+  // parse or the delete.
+  //   0 tensor table: TensorInfo[count] in file order (layout: the static_asserts in bindings.cpp)
+  //   1 count
+  //   2 strings: names, metadata keys and values, as UTF-8 bytes
+  //   3 strings' length
+  //   4 dims: uint64 each, a tensor's at its dimsOffset
+  //   5 1 when the header has __metadata__, else 0
+  //   6 metadata table: MetadataEntry[metadata count], four uint32 each (key offset, key length,
+  //     value offset, value length) into the strings
+  //   7 metadata count
+  uintptr_t tables();
 
  private:
   Header header_;
   Error error_;
+  uintptr_t tables_[8] = {};
 };
 
 // Decodes `elements` of dtype (the Dtype enum value) at src into floats at dst (see

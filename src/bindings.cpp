@@ -24,6 +24,7 @@ static_assert(offsetof(st::TensorInfo, dimsOffset) == 24 && offsetof(st::TensorI
               "dimsOffset, rank: words 6-7");
 static_assert(offsetof(st::TensorInfo, dtype) == 32, "dtype: low byte of word 8");
 static_assert(sizeof(st::MetadataEntry) == 16, "MetadataEntry is 4 uint32 words");
+static_assert(sizeof(uintptr_t) == 4, "ParsedFile::tables: uint32 words, as js/table.js reads them");
 
 namespace {
 
@@ -62,15 +63,7 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   bindMethod<&ParsedFile::readHeaderLength>("parsedFileReadHeaderLength");
   bindMethod<&ParsedFile::parse>("parsedFileParse");
   bindMethod<&ParsedFile::error>("parsedFileError");
-  bindMethod<&ParsedFile::headerLength>("parsedFileHeaderLength");
-  bindMethod<&ParsedFile::tensorCount>("parsedFileTensorCount");
-  bindMethod<&ParsedFile::tensorTable>("parsedFileTensorTable");
-  bindMethod<&ParsedFile::strings>("parsedFileStrings");
-  bindMethod<&ParsedFile::stringsLength>("parsedFileStringsLength");
-  bindMethod<&ParsedFile::dims>("parsedFileDims");
-  bindMethod<&ParsedFile::hasMetadata>("parsedFileHasMetadata");
-  bindMethod<&ParsedFile::metadataCount>("parsedFileMetadataCount");
-  bindMethod<&ParsedFile::metadataTable>("parsedFileMetadataTable");
+  bindMethod<&ParsedFile::tables>("parsedFileTables");
 
   // Bytes the allocator has handed out and not taken back: the tests' leak check.
   function("heapInUse", +[]() -> double {
