@@ -1,5 +1,5 @@
-// The JS-facing surface (api.hpp): what crosses into js/errors.js must be JSON that
-// JSON.parse reads back to the same fields.
+// The JS-facing surface (api.hpp): the error JSON that js/errors.js parses, and the words
+// through which js/table.js finds the parsed header.
 #include <catch.hpp>
 
 #include <string>
