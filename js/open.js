@@ -4,7 +4,7 @@
  */
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
-import { blobSource, bytesSource, isByteSource } from './sources.js'
+import { sourceOf } from './sources.js'
 
 /**
  * @typedef {import('./sources.js').ByteSource} ByteSource
@@ -18,10 +18,8 @@ import { blobSource, bytesSource, isByteSource } from './sources.js'
  * @param {Resolver[]} resolvers tried in order for strings and URLs
  */
 export async function openAny(src, options, resolvers) {
-  if (src instanceof ArrayBuffer || ArrayBuffer.isView(src))
-    return openSource(bytesSource(/** @type {ArrayBuffer | ArrayBufferView} */ (src)), options)
-  if (typeof Blob !== 'undefined' && src instanceof Blob) return openSource(blobSource(src), options)
-  if (isByteSource(src)) return openSource(src, options)
+  const source = sourceOf(src)
+  if (source) return openSource(source, options)
   if (typeof src === 'string' || src instanceof URL) {
     for (const resolve of resolvers) {
       const found = await resolve(src, options)

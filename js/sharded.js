@@ -13,7 +13,7 @@ import { pool } from './pool.js'
 import { openSource } from './file.js'
 import { CONCURRENCY, fetchBytes, urlSource } from './http.js'
 import { openAny } from './open.js'
-import { blobSource, bytesSource, isByteSource } from './sources.js'
+import { sourceOf } from './sources.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
@@ -152,9 +152,7 @@ export async function openIndexWith(src, options, resolvers) {
         : null
   if (!lookup) throw new SafetensorsError('InvalidArgument', 'options.shards is not an object, a Map or a function')
   const where = typeof Blob !== 'undefined' && src instanceof Blob && 'name' in src ? String(src.name) : 'the index'
-  const source = src instanceof ArrayBuffer || ArrayBuffer.isView(src) ? bytesSource(src)
-    : typeof Blob !== 'undefined' && src instanceof Blob ? blobSource(src)
-      : isByteSource(src) ? src : null
+  const source = sourceOf(src)
   if (!source) {
     throw new SafetensorsError('UnsupportedSource', 'with options.shards, open() takes the index itself ' +
       '(a Blob or File, an ArrayBuffer, a Uint8Array or a ByteSource), not its URL or path')
@@ -165,15 +163,15 @@ export async function openIndexWith(src, options, resolvers) {
   }
   throwIfAborted(options.signal)
   const index = parseIndex(await source.read(0, source.byteLength, { signal: options.signal }), where)
-  const given = index.shards.map((path) => lookup(path))
-  const missing = index.shards.filter((_, i) => given[i] === undefined || given[i] === null)
+  const given = new Map(index.shards.map((path) => [path, lookup(path)]))
+  const missing = index.shards.filter((path) => given.get(path) === undefined || given.get(path) === null)
   if (missing.length > 0) {
     const listed = missing.slice(0, 3).map((path) => JSON.stringify(path)).join(', ')
     throw new SafetensorsError('NotFound', `${where} names ${index.shards.length} shards, and options.shards ` +
       `lacks ${missing.length} of them: ${listed}${missing.length > 3 ? ', ...' : ''}`)
   }
   return new ShardedFile(index, (shard, signal) =>
-    openAny(given[index.shards.indexOf(shard)], { ...shardOptions, signal }, resolvers), { concurrency: options.concurrency })
+    openAny(given.get(shard), { ...shardOptions, signal }, resolvers), { concurrency: options.concurrency })
 }
 
 export class ShardedFile {

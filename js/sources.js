@@ -80,6 +80,18 @@ export function blobSource(blob) {
 }
 
 /**
+ * What `open` takes for bytes it does not fetch itself: bytes in memory, a Blob or File, or a
+ * ByteSource as it is; null for anything else (a URL or path, say).
+ * @param {unknown} src
+ * @returns {ByteSource | null}
+ */
+export function sourceOf(src) {
+  if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return bytesSource(src)
+  if (typeof Blob !== 'undefined' && src instanceof Blob) return blobSource(src)
+  return isByteSource(src) ? src : null
+}
+
+/**
  * @param {unknown} src
  * @returns {src is ByteSource}
  */
