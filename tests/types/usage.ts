@@ -1,5 +1,5 @@
 // Compiled by `tsc --strict` in the tests: the public types must accept typical use.
-import { open, serialize, SafetensorsError, type Tensor, type TensorInfo } from 'safetensors-wasm'
+import { open, serialize, SafetensorsError, type ShardedFile, type Tensor, type TensorInfo } from 'safetensors-wasm'
 
 export async function example(bytes: Uint8Array): Promise<number> {
   const f = await open(bytes)
@@ -16,4 +16,12 @@ export async function example(bytes: Uint8Array): Promise<number> {
   }
   await f.close()
   return values.length + out.length
+}
+
+// A sharded set from files in hand: the index with its shards is a ShardedFile.
+export async function localShards(index: File, files: File[]): Promise<string[]> {
+  const byName = new Map(files.map((file) => [file.name, file]))
+  const f: ShardedFile = await open(index, { shards: (path) => byName.get(path) })
+  const g: ShardedFile = await open(await index.arrayBuffer(), { shards: byName })
+  return [...f.shards, ...g.names]
 }
