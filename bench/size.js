@@ -149,14 +149,11 @@ async function main() {
   console.log('size: shipped modules and JS layer, raw and gzip -9 (bytes; KB = 1000 bytes)')
   const dist = join(ROOT, 'dist')
   const modules = readdirSync(dist).filter((f) => f.endsWith('.mjs')).sort()
-  /** @type {Record<string, number>} */
-  const moduleGz = {}
   for (const file of modules) {
     const text = readFileSync(join(dist, file), 'utf8')
     const { glue, embedded, embedding, wasm } = splitModule(text)
     const { sections } = wasmSections(wasm)
-    moduleGz[file] = gz(text)
-    console.log(`\n${file}: ${kb(text.length)} raw, ${kb(moduleGz[file])} gzipped`)
+    console.log(`\n${file}: ${kb(text.length)} raw, ${kb(gz(text))} gzipped`)
     console.log(`  JS glue (Emscripten runtime + Embind's JS): ${kb(glue.length)} raw, ${kb(gz(glue))} gzipped`)
     console.log(`  wasm: ${kb(wasm.length)} raw, ${kb(gz(wasm))} gzipped as binary; ` +
       `embedded as ${embedding}: ${kb(Buffer.byteLength(embedded))} raw, ${kb(gz(embedded))} gzipped; ` +
@@ -237,6 +234,8 @@ function namesBuild() {
 
 /** The core modules, which js/wasm.js imports dynamically: a page loads one of them. */
 const CORE_CHUNK = /(safetensors_core(?:_nosimd)?)[-.]/
+/** esbuild's output folder (nothing is written there: write is false); chunk names are relative to it. */
+const ESBUILD_OUT = join(ROOT, 'build', 'size-bundle')
 
 /**
  * Two apps bundled for a browser page, in memory: one that only opens files and reads tensors
@@ -305,15 +304,15 @@ async function pageBundle() {
   const withEsbuild = async (contents) => {
     const result = await build({
       stdin: { contents, resolveDir: ROOT, sourcefile: 'app.js' }, bundle: true, minify: true, splitting: true,
-      format: 'esm', platform: 'browser', outdir: join(ROOT, 'build', 'size-bundle'), write: false, metafile: true,
+      format: 'esm', platform: 'browser', outdir: ESBUILD_OUT, write: false, metafile: true,
       logLevel: 'error',
     })
     const outputs = /** @type {import('esbuild').Metafile} */ (result.metafile).outputs
     return measure(result.outputFiles.map((f) => {
-      const name = relative(join(ROOT, 'build', 'size-bundle'), f.path)
+      const name = relative(ESBUILD_OUT, f.path)
       const meta = outputs[relative(ROOT, f.path)]
       return { name, code: f.contents, entry: meta.entryPoint !== undefined,
-        imports: meta.imports.filter((i) => i.kind === 'import-statement').map((i) => relative(join(ROOT, 'build', 'size-bundle'), join(ROOT, i.path))) }
+        imports: meta.imports.filter((i) => i.kind === 'import-statement').map((i) => relative(ESBUILD_OUT, join(ROOT, i.path))) }
     }))
   }
   return {
