@@ -43,9 +43,24 @@ Error makeError(ErrorCode code, uint64_t offset, std::string message, std::strin
   return e;
 }
 
+void appendDecimal(std::string& out, uint64_t v) {
+  char text[20];
+  out.append(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+
 std::string decimalText(uint64_t magnitude, bool negative) {
-  char text[21] = {'-'};
-  return std::string(text, std::to_chars(text + 1, text + sizeof text, magnitude).ptr).substr(negative ? 0 : 1);
+  std::string out = negative ? "-" : "";
+  appendDecimal(out, magnitude);
+  return out;
+}
+
+std::string shapeText(const uint64_t* dims, uint32_t rank) {
+  std::string out = "[";
+  for (uint32_t i = 0; i < rank; ++i) {
+    if (i) out += ", ";
+    appendDecimal(out, dims[i]);
+  }
+  return out + "]";
 }
 
 }  // namespace st

@@ -53,6 +53,12 @@ Error makeError(ErrorCode code, uint64_t offset, std::string message, std::strin
 // through snprintf and pulls printf's float formatting (and long-double arithmetic) into the wasm.
 std::string decimalText(uint64_t magnitude, bool negative);
 
+// Appends the decimal text of v, with no string of its own (the writer's header numbers).
+void appendDecimal(std::string& out, uint64_t v);
+
+// A shape as messages show it: "[2, 3]", "[]" for a scalar. dims may be null when rank is 0.
+std::string shapeText(const uint64_t* dims, uint32_t rank);
+
 template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
 std::string decimal(T v) {
   // The magnitude is taken in unsigned arithmetic so the most negative value does not overflow.

@@ -19,15 +19,6 @@ bool checkedMul(uint64_t a, uint64_t b, uint64_t& out) {
   return true;
 }
 
-std::string shapeText(const Header& h, const TensorInfo& t) {
-  std::string s = "[";
-  for (uint32_t i = 0; i < t.rank; ++i) {
-    if (i) s += ", ";
-    s += decimal(h.shape(t)[i]);
-  }
-  return s + "]";
-}
-
 std::string offsetsText(const TensorInfo& t) {
   return "[" + decimal(t.begin) + ", " + decimal(t.end) + "]";
 }
@@ -344,7 +335,7 @@ Error validateLayout(const Header& h) {
     for (uint32_t i = 0; i < t.rank; ++i)
       if (!checkedMul(elements, h.shape(t)[i], elements))
         return makeError(ErrorCode::ValidationOverflow, saturatingAdd(base, t.begin),
-                         "tensor \"" + tensorName() + "\" shape " + shapeText(h, t) +
+                         "tensor \"" + tensorName() + "\" shape " + shapeText(h.shape(t), t.rank) +
                              ": element count overflows 64 bits", tensorName());
     uint64_t bits = 0;
     if (!checkedMul(elements, dtypeBits(t.dtype), bits))
@@ -358,7 +349,7 @@ Error validateLayout(const Header& h) {
                            " bits, not a whole number of bytes", tensorName());
     if (t.end - t.begin != bits / 8)
       return makeError(ErrorCode::TensorInvalidInfo, saturatingAdd(base, t.begin),
-                       "tensor \"" + tensorName() + "\" " + dtypeName(t.dtype) + " " + shapeText(h, t) +
+                       "tensor \"" + tensorName() + "\" " + dtypeName(t.dtype) + " " + shapeText(h.shape(t), t.rank) +
                            " needs " + decimal(bits / 8) + " bytes but data_offsets " +
                            offsetsText(t) + " span " + decimal(t.end - t.begin), tensorName());
   }

@@ -86,12 +86,6 @@ struct SpecParser {
   }
 };
 
-std::string shapeText(const Header& h, const TensorInfo& t) {
-  std::string s = "[";
-  for (uint32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + decimal(h.shape(t)[i]);
-  return s + "]";
-}
-
 std::string indexerText(const SliceIndexer& ix) {
   if (ix.kind == SliceIndexer::Kind::Index) return "index " + decimal(ix.start);
   return "range " + (ix.hasStart ? decimal(ix.start) : std::string()) + ":" +
@@ -147,7 +141,7 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
     std::string name(header.name(tensor));
     return makeError(code, offset,
                      "tensor \"" + name + "\" " + dtypeName(tensor.dtype) + " " +
-                         shapeText(header, tensor) + ": " + why,
+                         shapeText(header.shape(tensor), tensor.rank) + ": " + why,
                      name);
   };
   if (count > rank)

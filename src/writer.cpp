@@ -1,7 +1,6 @@
 #include "writer.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include "header.hpp"
 #include "json_text.hpp"
@@ -20,14 +19,6 @@ bool checkedMul(uint64_t a, uint64_t b, uint64_t& out) {
 
 std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-std::string shapeText(const WriterTensor& t) {
-  std::string s = "[";
-  for (uint32_t i = 0; i < t.rank; ++i) {
-    if (i) s += ", ";
-    s += decimal(t.shape[i]);
-  }
-  return s + "]";
-}
 
 std::string hexByte(uint8_t c) {
   const char* digits = "0123456789ABCDEF";
@@ -57,7 +48,7 @@ Error checkByteLength(const WriterTensor& t, uint64_t offset) {
   for (uint32_t i = 0; i < t.rank; ++i)
     if (!checkedMul(elements, t.shape[i], elements))
       return fail(ErrorCode::ValidationOverflow,
-                  "shape " + shapeText(t) + ": element count overflows 64 bits");
+                  "shape " + shapeText(t.shape, t.rank) + ": element count overflows 64 bits");
   uint64_t bits = 0;
   auto count = [&] { return decimal(elements) + " elements of " + dtypeName(t.dtype); };
   if (!checkedMul(elements, dtypeBits(t.dtype), bits))
@@ -67,15 +58,10 @@ Error checkByteLength(const WriterTensor& t, uint64_t offset) {
                 count() + " are " + decimal(bits) + " bits, not a whole number of bytes");
   if (t.byteLength != bits / 8)
     return fail(ErrorCode::TensorInvalidInfo,
-                std::string(dtypeName(t.dtype)) + " " + shapeText(t) + " needs " +
+                std::string(dtypeName(t.dtype)) + " " + shapeText(t.shape, t.rank) + " needs " +
                     decimal(bits / 8) + " bytes but its data is " +
                     decimal(t.byteLength));
   return {};
-}
-
-void appendNumber(std::string& out, uint64_t v) {
-  char buf[20];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
 Error tooLarge(uint64_t length, const char* qualifier) {
@@ -212,12 +198,12 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
     h += R"(","shape":[)";
     for (uint32_t d = 0; d < t.rank; ++d) {
       if (d) h += ',';
-      appendNumber(h, t.shape[d]);
+      appendDecimal(h, t.shape[d]);
     }
     h += R"(],"data_offsets":[)";
-    appendNumber(h, out.offsets[i]);
+    appendDecimal(h, out.offsets[i]);
     h += ',';
-    appendNumber(h, out.offsets[i] + t.byteLength);
+    appendDecimal(h, out.offsets[i] + t.byteLength);
     h += "]}";
     // Stop early rather than grow a rejected header to its full size.
     if (h.size() - 8 > kMaxHeaderLength) return tooLarge(h.size() - 8, "at least ");
