@@ -286,32 +286,22 @@ class SimpleHeaderScanner {
 // Rule 5's duplicate check (this project's decision: the reference keeps the last one).
 // Builds byName on the way, over the table already in file order.
 Error checkDuplicates(Header& h, uint64_t headerStart) {
-  h.byName = orderByName(
-      h.tensors.size(),
-      [](const void* header, uint32_t i) {
-        const Header& hh = *static_cast<const Header*>(header);
-        return hh.name(hh.tensors[i]);
-      },
-      &h);
-  for (size_t i = 1; i < h.byName.size(); ++i) {
-    std::string_view name = h.name(h.tensors[h.byName[i]]);
-    if (name == h.name(h.tensors[h.byName[i - 1]]))
-      return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
-                       "duplicate tensor name \"" + std::string(name) + "\"", std::string(name));
-  }
-  const std::vector<uint32_t> byKey = orderByName(
-      h.metadata.size(),
-      [](const void* header, uint32_t i) {
-        const Header& hh = *static_cast<const Header*>(header);
-        return hh.str(hh.metadata[i].key);
-      },
-      &h);
-  for (size_t i = 1; i < byKey.size(); ++i) {
-    std::string_view key = h.str(h.metadata[byKey[i]].key);
-    if (key == h.str(h.metadata[byKey[i - 1]].key))
-      return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
-                       "duplicate metadata key \"" + std::string(key) + "\"");
-  }
+  const NameOf tensorName = [](const void* header, uint32_t i) {
+    const Header& hh = *static_cast<const Header*>(header);
+    return hh.name(hh.tensors[i]);
+  };
+  const NameOf metadataKey = [](const void* header, uint32_t i) {
+    const Header& hh = *static_cast<const Header*>(header);
+    return hh.str(hh.metadata[i].key);
+  };
+  std::string_view repeated;
+  h.byName = orderByName(h.tensors.size(), tensorName, &h);
+  if (findRepeat(h.byName, tensorName, &h, repeated))
+    return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
+                     "duplicate tensor name \"" + std::string(repeated) + "\"", std::string(repeated));
+  if (findRepeat(orderByName(h.metadata.size(), metadataKey, &h), metadataKey, &h, repeated))
+    return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
+                     "duplicate metadata key \"" + std::string(repeated) + "\"");
   return {};
 }
 

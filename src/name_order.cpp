@@ -35,14 +35,22 @@ struct NamedIndex {
 
 }  // namespace
 
-std::vector<uint32_t> orderByName(size_t n, std::string_view (*name)(const void* context, uint32_t i),
-                                  const void* context) {
+std::vector<uint32_t> orderByName(size_t n, NameOf name, const void* context) {
   std::vector<NamedIndex> keyed(n);
   for (uint32_t i = 0; i < n; ++i) keyed[i] = {name(context, i), i};
   mergeSort(keyed, [](const NamedIndex& a, const NamedIndex& b) { return bytesLess(a.name, b.name); });
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = keyed[i].index;
   return order;
+}
+
+bool findRepeat(const std::vector<uint32_t>& order, NameOf name, const void* context,
+                std::string_view& repeated) {
+  for (size_t i = 1; i < order.size(); ++i) {
+    repeated = name(context, order[i]);
+    if (repeated == name(context, order[i - 1])) return true;
+  }
+  return false;
 }
 
 }  // namespace st

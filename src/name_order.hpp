@@ -10,8 +10,15 @@ namespace st {
 // a < b byte-wise, as std::string_view compares (unsigned bytes, a prefix first).
 bool bytesLess(std::string_view a, std::string_view b);
 
+// The name of item i of a table (tensors, metadata entries) that `context` points to.
+using NameOf = std::string_view (*)(const void* context, uint32_t i);
+
 // The indices 0..n-1 ordered by name(context, i), byte-wise; equal names keep index order.
-std::vector<uint32_t> orderByName(size_t n, std::string_view (*name)(const void* context, uint32_t i),
-                                  const void* context);
+std::vector<uint32_t> orderByName(size_t n, NameOf name, const void* context);
+
+// Whether `order` (as orderByName gives it) holds a name twice; if so, that name in `repeated`
+// (the first such, in name order).
+bool findRepeat(const std::vector<uint32_t>& order, NameOf name, const void* context,
+                std::string_view& repeated);
 
 }  // namespace st

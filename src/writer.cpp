@@ -85,27 +85,21 @@ Error checkKeys(const WriterTensor* tensors, std::vector<uint32_t>& byName,
                        "a tensor cannot be named \"__metadata__\": that key holds the metadata",
                        std::string(t.name));
   }
-  byName = orderByName(
-      byName.size(),
-      [](const void* all, uint32_t i) { return static_cast<const WriterTensor*>(all)[i].name; },
-      tensors);
-  for (size_t i = 1; i < byName.size(); ++i)
-    if (tensors[byName[i]].name == tensors[byName[i - 1]].name)
-      return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
-                       "duplicate tensor name " + quoted(tensors[byName[i]].name),
-                       std::string(tensors[byName[i]].name));
+  const NameOf tensorName = [](const void* all, uint32_t i) {
+    return static_cast<const WriterTensor*>(all)[i].name;
+  };
+  const NameOf metadataKey = [](const void* entries, uint32_t i) {
+    return (*static_cast<const WriterMetadata*>(entries))[i].first;
+  };
+  std::string_view repeated;
+  byName = orderByName(byName.size(), tensorName, tensors);
+  if (findRepeat(byName, tensorName, tensors, repeated))
+    return makeError(ErrorCode::InvalidHeaderDeserialization, 0, "duplicate tensor name " + quoted(repeated),
+                     std::string(repeated));
   if (!metadata) return {};
-  const WriterMetadata& m = *metadata;
-  byKey = orderByName(
-      byKey.size(),
-      [](const void* entries, uint32_t i) {
-        return (*static_cast<const WriterMetadata*>(entries))[i].first;
-      },
-      &m);
-  for (size_t i = 1; i < byKey.size(); ++i)
-    if (m[byKey[i]].first == m[byKey[i - 1]].first)
-      return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
-                       "duplicate metadata key " + quoted(m[byKey[i]].first));
+  byKey = orderByName(byKey.size(), metadataKey, metadata);
+  if (findRepeat(byKey, metadataKey, metadata, repeated))
+    return makeError(ErrorCode::InvalidHeaderDeserialization, 0, "duplicate metadata key " + quoted(repeated));
   return {};
 }
 

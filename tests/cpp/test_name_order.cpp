@@ -13,6 +13,8 @@
 using st::bytesLess;
 using st::mergeSort;
 using st::orderByName;
+using st::findRepeat;
+using st::NameOf;
 
 TEST_CASE("bytesLess orders as std::string_view does, bytes unsigned, prefixes first") {
   std::mt19937 rng(7);
@@ -55,4 +57,18 @@ TEST_CASE("orderByName gives the indices in name order, equal names in index ord
   for (uint32_t i = 0; i < expected.size(); ++i) expected[i] = i;
   std::stable_sort(expected.begin(), expected.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
   REQUIRE(order == expected);
+}
+
+TEST_CASE("findRepeat names the first name, in name order, that the table holds twice") {
+  const NameOf nameOf = [](const void* all, uint32_t i) -> std::string_view {
+    return (*static_cast<const std::vector<std::string>*>(all))[i];
+  };
+  std::string_view repeated;
+  const std::vector<std::string> unique = {"b", "a", "ab", "ba"};
+  CHECK_FALSE(findRepeat(orderByName(unique.size(), nameOf, &unique), nameOf, &unique, repeated));
+  const std::vector<std::string> twice = {"z", "m", "z", "b", "m"};
+  REQUIRE(findRepeat(orderByName(twice.size(), nameOf, &twice), nameOf, &twice, repeated));
+  CHECK(repeated == "m");
+  const std::vector<std::string> none;
+  CHECK_FALSE(findRepeat(orderByName(none.size(), nameOf, &none), nameOf, &none, repeated));
 }
