@@ -119,7 +119,9 @@ function makeState(href, options) {
   // If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
   const crossOrigin = typeof location?.origin === 'string' && new URL(href).origin !== location.origin
   return {
-    href, fetch: fetchFn, init, headers,
+    // Called as a plain function: browsers throw "Illegal invocation" when fetch is called as a
+    // method of anything but the global object (`state.fetch(...)` would be such a call).
+    href, fetch: (input, init) => fetchFn(input, init), init, headers,
     retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY,
     allowFullDownload: options.allowFullDownload ?? false, ifRange: options.ifRange ?? !crossOrigin,
     byteLength: 0, etag: null, lastModified: null, rangeIgnored: false,
