@@ -1,13 +1,15 @@
 /**
- * Every failure of this library is a SafetensorsError. `code` is the reference
- * implementation's variant name for format errors (FORMAT.md), or a transport code
- * (HttpError, RangeNotSupported, SourceChanged, Aborted, ...).
+ * Every failure of this library is a SafetensorsError. `code` is one of ERROR_CODES: the
+ * reference implementation's variant name for format errors (docs: FORMAT.md), or a transport
+ * or API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ...).
  */
+
 export class SafetensorsError extends Error {
   /**
    * @param {string} code
    * @param {string} message
-   * @param {{ tensor?: string | null, offset?: number | null, cause?: unknown }} [details]
+   * @param {{ tensor?: string | null, offset?: number | null, status?: number | null, body?: string | null,
+   *   cause?: unknown }} [details]
    */
   constructor(code, message, details = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause })
@@ -18,6 +20,10 @@ export class SafetensorsError extends Error {
     this.tensor = details.tensor ?? null
     /** @type {number | null} absolute byte offset in the file, when known */
     this.offset = details.offset ?? null
+    /** @type {number | null} the HTTP status, for errors that come from an HTTP answer */
+    this.status = details.status ?? null
+    /** @type {string | null} the start (200 characters) of an HTTP error's text body */
+    this.body = details.body ?? null
   }
 }
 

@@ -7,6 +7,7 @@ import { ASYNC_DISPOSE } from './dispose.js'
 import { dtypeIndex } from './dtypes.js'
 import { SafetensorsError, fromCoreError, throwIfAborted } from './errors.js'
 import { readTargets } from './reader.js'
+import { SNIFF_BYTES, notSafetensors } from './sniff.js'
 import { TensorTable, u64 } from './table.js'
 import { Tensor } from './tensor.js'
 import { heapAlloc, heapView, loadCore } from './wasm.js'
@@ -20,8 +21,9 @@ import { heapAlloc, heapView, loadCore } from './wasm.js'
 /**
  * Parses the header of `source`.
  * @param {ByteSource} source
- * @param {{ signal?: AbortSignal, closeSource?: boolean }} [options]
- *   closeSource: the file closes the source when it is closed (the source was made by open)
+ * @param {{ signal?: AbortSignal, closeSource?: boolean, onProgress?: ReadOptions['onProgress'] }} [options]
+ *   closeSource: the file closes the source when it is closed (the source was made by open);
+ *   onProgress: the header's bytes as they arrive, counted from the file's start
  */
 export async function openSource(source, options = {}) {
   const core = await loadCore()
@@ -35,12 +37,15 @@ export async function openSource(source, options = {}) {
     ptr = heapAlloc(core, 8)
     heapView(core, ptr, prefix.length).set(prefix)
     const headerLength = core.parsedFileReadHeaderLength(parsed, ptr, prefix.length, fileLength)
-    if (headerLength < 0) throw fromCoreError(core.parsedFileError(parsed))
+    if (headerLength < 0) throw await lengthError(source, fromCoreError(core.parsedFileError(parsed)), signal)
     core._free(ptr)
     ptr = 0
     ptr = heapAlloc(core, headerLength)
+    const { onProgress } = options
     if (source.stream || source.readInto) {
-      await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], { signal })
+      await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], {
+        signal, onProgress: onProgress && ((p) => onProgress({ loaded: 8 + p.loaded, total: 8 + p.total })),
+      })
     } else {
       // A source that only has `read` (bytes in memory, a Blob): one read, without the
       // planning and the pool that readTargets sets up for many ranges.
@@ -50,6 +55,7 @@ export async function openSource(source, options = {}) {
         throw new SafetensorsError('ShortRead', `asked for ${headerLength} bytes at offset 8, the source gave ${header.length}`,
           { offset: 8 + header.length })
       heapView(core, ptr, headerLength).set(header)
+      onProgress?.({ loaded: 8 + headerLength, total: 8 + headerLength })
     }
     if (!core.parsedFileParse(parsed, ptr, headerLength, fileLength)) throw fromCoreError(core.parsedFileError(parsed))
     const table = new TensorTable(core, parsed, 8 + headerLength)
@@ -58,6 +64,17 @@ export async function openSource(source, options = {}) {
     if (ptr) core._free(ptr)
     core.parsedFileDelete(parsed)
   }
+}
+
+/**
+ * The core's verdict on a header length that cannot be right, or NotSafetensors when the first
+ * bytes say what the file is instead (a page, an LFS pointer...).
+ * @param {ByteSource & { response?: { status: number, contentType: string | null } }} source
+ * @param {SafetensorsError} verdict @param {AbortSignal | undefined} signal
+ */
+async function lengthError(source, verdict, signal) {
+  const head = await source.read(0, Math.min(SNIFF_BYTES, source.byteLength), { signal }).catch(() => null)
+  return (head && notSafetensors(verdict, head, source.describe ?? 'the file', source.response)) ?? verdict
 }
 
 export class SafetensorsFile {

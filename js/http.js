@@ -7,6 +7,12 @@
  * follows it cost that one round trip, and are never downloaded again. Later reads stream each
  * range's body chunk by chunk to the caller (the reader copies each chunk into the wasm heap).
  *
+ * Redirects: later reads go to where the first request ended up (`response.url`), so a Hub
+ * `/resolve/` URL, which redirects to a signed CDN URL, is resolved once and not per read. The
+ * caller's headers and credentials go only to the origin of the URL they were given for. When
+ * the final URL stops answering (401, 403, 410: its signature expired), the original URL is
+ * resolved once more and reading goes on, if the file is still the same one.
+ *
  * Every response is checked before its bytes are used: the Content-Range must be the range asked
  * for and the total the length learnt first; the ETag (else Last-Modified) must not change, and a
  * strong ETag is sent as If-Range. A transient failure (network error, 408, 429, 5xx, a body cut
@@ -17,6 +23,10 @@
  * request headers in preflights); without it a browser hides Content-Range from the script.
  */
 import { SafetensorsError, abortError, throwIfAborted } from './errors.js'
+import {
+  Transient, checkTotal, checkValidators, contentRange, declaredLength, describeFailure, failedStatus,
+  refuseEncoded, safeOrigin,
+} from './http-answers.js'
 import { checkRange } from './sources.js'
 
 /** P. Real headers: LLM shards 10-100 KB, SD 1.5 and Whisper ~120 KB, Flux ~80 KB; SDXL single
@@ -38,29 +48,30 @@ export const RETRY_DELAY = 250
 /** A server that ignores Range: files up to this size are kept whole in memory. */
 export const WHOLE_FILE_THRESHOLD = 8 * 1024 * 1024
 const MAX_BACKOFF = 8000
-const MAX_RETRY_AFTER = 60_000
+/** Answers of a signed URL whose signature expired (S3 and CloudFront say 403). */
+const EXPIRED = new Set([401, 403, 410])
 
 /**
+ * @typedef {{ loaded: number, total: number }} Progress
  * @typedef {{
  *   fetch?: (input: string, init: RequestInit) => Promise<Response>,
  *   headers?: HeadersInit, requestInit?: RequestInit, signal?: AbortSignal,
+ *   onProgress?: (p: Progress) => void,
  *   initialFetchSize?: number, concurrency?: number, mergeGap?: number,
  *   retries?: number, retryDelay?: number, allowFullDownload?: boolean,
  *   wholeFileThreshold?: number, ifRange?: boolean,
  * }} HttpOptions
- * @typedef {{ href: string, fetch: NonNullable<HttpOptions['fetch']>, init: RequestInit,
- *   headers: Headers, retries: number, retryDelay: number, allowFullDownload: boolean,
- *   ifRange: boolean, byteLength: number, etag: string | null, lastModified: string | null,
- *   rangeIgnored: boolean }} State
- * @typedef {import('./sources.js').ByteSource & { url: string, readonly cachedBytes: number,
+ * @typedef {{ href: string, readHref: string, fetch: NonNullable<HttpOptions['fetch']>,
+ *   init: RequestInit, headers: Headers, credentialed: boolean, ifRange: boolean | undefined,
+ *   retries: number, retryDelay: number, allowFullDownload: boolean, byteLength: number,
+ *   etag: string | null, lastModified: string | null, rangeIgnored: boolean,
+ *   status: number, contentType: string | null, renewing: Promise<void> | null }} State
+ *   href: the URL as given, whose origin the caller's credentials belong to; readHref: where
+ *   ranges are read from (the first answer's final URL, after redirects)
+ * @typedef {import('./sources.js').ByteSource & { url: string, readonly finalUrl: string,
+ *   readonly cachedBytes: number, readonly response: { status: number, contentType: string | null },
  *   releaseCache(): void, close(): void }} UrlSource
  */
-
-/** A failure worth retrying; `error` is what is reported when the retries run out. */
-class Transient {
-  /** @param {SafetensorsError} error @param {number | null} [retryAfter] ms the server asked for */
-  constructor(error, retryAfter = null) { this.error = error; this.retryAfter = retryAfter }
-}
 
 /** @param {unknown} src @param {string} [base] resolves relative strings (browsers: the page) */
 export function httpUrl(src, base) {
@@ -86,9 +97,10 @@ export async function urlSource(url, options = {}) {
   if (!Number.isSafeInteger(size)) throw new SafetensorsError('InvalidArgument', `initialFetchSize ${size} is not an integer`)
   const threshold = options.wholeFileThreshold ?? WHOLE_FILE_THRESHOLD
   const prefix = await retrying(state, options.signal, `the first ${size} bytes`, async () => {
-    const response = await request(state, { Range: `bytes=0-${size - 1}` }, options.signal)
+    const response = await request(state, state.href, { Range: `bytes=0-${size - 1}` }, options.signal)
     try {
-      return await firstResponse(state, response, size, threshold)
+      state.readHref = response.url || state.href
+      return await firstResponse(state, response, size, threshold, options.onProgress)
     } finally {
       if (!response.bodyUsed) response.body?.cancel().catch(() => {})
     }
@@ -96,14 +108,31 @@ export async function urlSource(url, options = {}) {
   return makeSource(state, prefix, options)
 }
 
-/** The whole body of a URL (a sharded index), with the same retries and error codes.
- * @param {string | URL} url @param {HttpOptions} [options] */
+/**
+ * The whole body of a URL (a sharded index), with the same retries and error codes; refused
+ * past `maxBytes` before more is read.
+ * @param {string | URL} url @param {HttpOptions & { maxBytes?: number }} [options]
+ */
 export async function fetchBytes(url, options = {}) {
   const state = makeState(String(url), options)
+  const max = options.maxBytes ?? Infinity
   return retrying(state, options.signal, 'the file', async () => {
-    const response = await request(state, {}, options.signal)
+    const response = await request(state, state.href, {}, options.signal)
     if (response.status !== 200) throw await failedStatus(state, response)
-    return new Uint8Array(await response.arrayBuffer())
+    const declared = declaredLength(response)
+    const tooLarge = (/** @type {number} */ n) => new SafetensorsError('InvalidIndex', `${state.href} is ` +
+      `${n} bytes or more, over the ${max} an index may have here (maxIndexBytes): is it a shard?`, { status: 200 })
+    if (declared !== null && declared > max) {
+      await response.body?.cancel().catch(() => {})
+      throw tooLarge(declared)
+    }
+    const total = declared ?? 0
+    const { bytes, complete, broken } = await readBody(response, max + 1, undefined,
+      (n) => options.onProgress?.({ loaded: n, total: Math.max(total, n) }))
+    if (bytes.length > max) throw tooLarge(bytes.length)
+    if (!complete) throw broken ?? new Transient(shortBody(state, 0, bytes.length, total))
+    if (declared !== null && bytes.length !== declared) throw new Transient(shortBody(state, 0, bytes.length, declared))
+    return bytes
   })
 }
 
@@ -115,24 +144,40 @@ function makeState(href, options) {
   const init = options.requestInit ?? {}
   const headers = new Headers(init.headers)
   new Headers(options.headers).forEach((value, key) => headers.set(key, value))
-  const location = /** @type {{ origin?: string } | undefined} */ (/** @type {any} */ (globalThis).location)
-  // If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
-  const crossOrigin = typeof location?.origin === 'string' && new URL(href).origin !== location.origin
   return {
     // Called as a plain function: browsers throw "Illegal invocation" when fetch is called as a
     // method of anything but the global object (`state.fetch(...)` would be such a call).
-    href, fetch: (input, init) => fetchFn(input, init), init, headers,
+    href, readHref: href, fetch: (input, init) => fetchFn(input, init), init, headers,
+    credentialed: headers.has('authorization') || headers.has('cookie') || init.credentials === 'include',
+    ifRange: options.ifRange,
     retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY,
-    allowFullDownload: options.allowFullDownload ?? false, ifRange: options.ifRange ?? !crossOrigin,
-    byteLength: 0, etag: null, lastModified: null, rangeIgnored: false,
+    allowFullDownload: options.allowFullDownload ?? false,
+    byteLength: 0, etag: null, lastModified: null, rangeIgnored: false, status: 0, contentType: null, renewing: null,
   }
 }
 
-/** @param {State} state @param {Record<string, string>} extra @param {AbortSignal | undefined} signal */
-function request(state, extra, signal) {
-  const headers = new Headers(state.headers)
+/**
+ * One GET. The caller's headers and credentials go only to the origin of the URL they were
+ * given for; a redirect target elsewhere (a CDN) gets neither.
+ * @param {State} state @param {string} target @param {Record<string, string>} extra
+ * @param {AbortSignal | undefined} signal
+ */
+function request(state, target, extra, signal) {
+  const own = safeOrigin(target) === safeOrigin(state.href)
+  const headers = own ? new Headers(state.headers) : new Headers()
+  // A compressed range is useless (ContentEncoded); browsers set this themselves for ranges.
+  if (extra.Range) headers.set('Accept-Encoding', 'identity')
   for (const [key, value] of Object.entries(extra)) headers.set(key, value)
-  return state.fetch(state.href, { ...state.init, method: 'GET', headers, signal })
+  const init = own ? state.init : { ...state.init, credentials: /** @type {RequestCredentials} */ ('omit') }
+  return state.fetch(target, { ...init, method: 'GET', headers, signal })
+}
+
+/** If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
+ * @param {State} state @param {string} target */
+function useIfRange(state, target) {
+  if (state.ifRange !== undefined) return state.ifRange
+  const page = /** @type {{ origin?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.origin
+  return typeof page !== 'string' || safeOrigin(target) === page
 }
 
 /** Runs `attempt` until it succeeds, fails for good, or the retries run out.
@@ -155,9 +200,14 @@ async function retrying(state, signal, what, attempt) {
 async function pause(state, error, failures, signal, what, midBody) {
   if (signal?.aborted) throw abortError(signal)
   if (error instanceof SafetensorsError) throw error
-  const reason = /** @type {Error} */ (error)?.message ?? String(error)
-  const transient = error instanceof Transient ? error : new Transient(new SafetensorsError(midBody ? 'ShortRead' : 'NetworkError',
-    `${state.href}: ${midBody ? 'the connection broke while reading' : 'could not request'} ${what}: ${reason}`, { cause: error }))
+  let transient = error instanceof Transient ? error : null
+  if (!transient) {
+    const doing = `${midBody ? 'the connection broke while reading' : 'could not request'} ${what}`
+    const failure = describeFailure(error, state.readHref, `${state.href}: ${doing}`)
+    const coded = new SafetensorsError(midBody ? 'ShortRead' : 'NetworkError', failure.message, { cause: error })
+    if (failure.permanent) throw coded
+    transient = new Transient(coded)
+  }
   if (failures >= state.retries) throw transient.error
   const backoff = Math.min(MAX_BACKOFF, state.retryDelay * 2 ** failures) * (0.5 + Math.random() / 2)
   await sleep(transient.retryAfter ?? backoff, signal)
@@ -173,74 +223,15 @@ function sleep(ms, signal) {
   })
 }
 
-/** The error for any other status (transient ones wrapped in Transient); cancels the body.
- * @param {State} state @param {Response} response */
-async function failedStatus(state, response) {
-  await response.body?.cancel().catch(() => {})
-  const status = response.status
-  const text = `${state.href}: HTTP ${status} ${response.statusText}`.trim()
-  if (status === 404 || status === 410) return new SafetensorsError('NotFound', text)
-  const auth = status === 401 || status === 403 ? ' (pass credentials in options.headers, e.g. Authorization)' : ''
-  const error = new SafetensorsError('HttpError', text + auth)
-  if (status !== 408 && status !== 429 && !(status >= 500 && status !== 501 && status !== 505)) return error
-  const retryAfter = parseRetryAfter(response.headers.get('retry-after'))
-  if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER)
-    return new SafetensorsError('HttpError', `${text}: the server asks to retry after ${Math.round(retryAfter / 1000)} s`)
-  return new Transient(error, retryAfter)
-}
-
-/** @param {string | null} value @returns {number | null} milliseconds */
-function parseRetryAfter(value) {
-  if (value === null) return null
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now())
-}
-
 /**
- * The Content-Range of a 206 (or 416) answer; InvalidContentRange when missing or unreadable.
- * @param {State} state @param {Response} response
- * @returns {{ start: number, end: number, total: number | null }} start and end -1 for `bytes *\/N`
- */
-function contentRange(state, response) {
-  const header = response.headers.get('content-range')
-  if (header === null)
-    throw new SafetensorsError('InvalidContentRange', `${state.href}: a ${response.status} answer without a ` +
-      'readable Content-Range header. A cross-origin server must send "Access-Control-Expose-Headers: ' +
-      'Content-Range, ETag, Content-Length", otherwise the browser hides it')
-  const m = /^\s*bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)\s*$/i.exec(header)
-  const [start, end, total] = [m?.[1] ?? '-1', m?.[2] ?? '-1', m?.[3] ?? ''].map((v) => (v === '*' ? null : Number(v)))
-  if (!m || ![start, end, total].every((v) => v === null || Number.isSafeInteger(v)))
-    throw new SafetensorsError('InvalidContentRange', `${state.href}: cannot parse Content-Range ${JSON.stringify(header)}`)
-  return { start: /** @type {number} */ (start), end: /** @type {number} */ (end), total }
-}
-
-/** A 200 body's length, when the headers say it (a compressed body's length is not the file's). */
-function declaredLength(/** @type {Response} */ response) {
-  const encoding = response.headers.get('content-encoding')
-  const length = response.headers.get('content-length')
-  if ((encoding && encoding !== 'identity') || length === null || !/^\d+$/.test(length)) return null
-  return Number(length)
-}
-
-/** Throws SourceChanged when the response's validators differ from the first response's. */
-function checkValidators(/** @type {State} */ state, /** @type {Response} */ response) {
-  const etag = response.headers.get('etag')
-  const modified = response.headers.get('last-modified')
-  const weak = (/** @type {string} */ tag) => tag.replace(/^W\//, '')
-  const changed = state.etag !== null && etag !== null ? weak(etag) !== weak(state.etag)
-    : state.lastModified !== null && modified !== null && modified !== state.lastModified
-  if (changed)
-    throw new SafetensorsError('SourceChanged', `${state.href} changed while being read (ETag ${state.etag} -> ` +
-      `${etag}, Last-Modified ${state.lastModified} -> ${modified})`)
-}
-
-/** Reads a body into one buffer: `limit` bytes at most, fewer once `stop(chunks, n)` names a
- * length; cancels the rest. A broken connection ends the read with what arrived.
+ * Reads a body into one buffer: `limit` bytes at most, fewer once `stop(chunks, n)` names a
+ * length; cancels the rest, and only the rest: a body read to its end is left to finish.
+ * A broken connection ends the read with what arrived.
  * @param {Response} response @param {number} limit
- * @param {(chunks: Uint8Array[], n: number) => number | null} [stop]
+ * @param {((chunks: Uint8Array[], n: number) => number | null) | undefined} [stop]
+ * @param {(n: number) => void} [onBytes] told the count so far after each chunk
  * @returns {Promise<{ bytes: Uint8Array, complete: boolean, broken: unknown }>} */
-async function readBody(response, limit, stop) {
+async function readBody(response, limit, stop, onBytes) {
   /** @type {Uint8Array[]} */
   const chunks = []
   let n = 0
@@ -255,6 +246,7 @@ async function readBody(response, limit, stop) {
       if (!(done = r.done)) {
         chunks.push(r.value)
         n += r.value.length
+        onBytes?.(n)
         want = Math.min(limit, stop?.(chunks, n) ?? limit)
       }
     }
@@ -273,12 +265,22 @@ function concat(chunks, n) {
   return out
 }
 
+/** How many leading bytes hold the length and the header, once the first 8 have arrived.
+ * @param {number} size @returns {(chunks: Uint8Array[], n: number) => number | null} */
+const headerEnd = (size) => (chunks, n) => {
+  if (n < 8) return null
+  const length = new DataView(concat(chunks, 8).buffer).getBigUint64(0, true)
+  return Math.max(size, 8 + Number(length < 100_000_000n ? length : 100_000_000n))
+}
+
 /** Checks the answer to `bytes=0-(size-1)`, learns the file length, returns the prefix to keep.
  * @param {State} state @param {Response} response @param {number} size @param {number} threshold
+ * @param {((p: Progress) => void) | undefined} onProgress
  * @returns {Promise<Uint8Array>} */
-async function firstResponse(state, response, size, threshold) {
+async function firstResponse(state, response, size, threshold, onProgress) {
   if (response.status === 206) {
-    const range = contentRange(state, response)
+    refuseEncoded(state.href, response)
+    const range = contentRange(state.href, response)
     if (range.total === null)
       throw new SafetensorsError('InvalidContentRange', `${state.href}: Content-Range does not give the file length`)
     if (range.start !== 0 || range.end !== Math.min(size, range.total) - 1)
@@ -286,7 +288,8 @@ async function firstResponse(state, response, size, threshold) {
         `the server sent ${range.start}-${range.end} of ${range.total}`)
     remember(state, response, range.total)
     // A body cut short keeps what arrived: later reads fetch the rest.
-    const { bytes, complete, broken } = await readBody(response, range.end + 2)
+    const { bytes, complete, broken } = await readBody(response, range.end + 2, undefined,
+      (n) => onProgress?.({ loaded: n, total: range.end + 1 }))
     if (bytes.length > range.end + 1)
       throw new SafetensorsError('InvalidContentRange', `${state.href}: the body is longer than its Content-Range`)
     if (bytes.length === 0 && !complete) throw broken
@@ -294,41 +297,68 @@ async function firstResponse(state, response, size, threshold) {
   }
   if (response.status === 416) {
     if (response.headers.get('content-range')?.trim() !== 'bytes */0')
-      throw new SafetensorsError('RangeNotSatisfiable', `${state.href}: HTTP 416 for bytes 0-${size - 1}`)
+      throw new SafetensorsError('RangeNotSatisfiable', `${state.href}: HTTP 416 for bytes 0-${size - 1}`, { status: 416 })
     remember(state, response, 0)  // an empty file: no byte 0 to send
     return new Uint8Array(0)
   }
   if (response.status !== 200) throw await failedStatus(state, response)
-  // The server ignores Range and sends the whole file: keep a small one whole; of a large one
-  // read P bytes or the whole header (if allowed), then cancel.
+  return wholeFileAnswer(state, response, size, threshold, onProgress)
+}
+
+/**
+ * The server ignores Range and sends the whole file. A small one is kept whole. Of a large one,
+ * with allowFullDownload, the length and the header are kept (each later read streams the file
+ * from its start); without a declared length that means reading the body to its end to count it.
+ * @param {State} state @param {Response} response @param {number} size @param {number} threshold
+ * @param {((p: Progress) => void) | undefined} onProgress
+ */
+async function wholeFileAnswer(state, response, size, threshold, onProgress) {
   const declared = declaredLength(response)
   const refuse = () => new SafetensorsError('RangeNotSupported', `${state.href}: the server ignores Range and ` +
-    `sends the whole file (${declared === null ? `no length, over ${threshold}` : declared} bytes)` +
-    (declared === null ? '' : '; pass allowFullDownload: true to read it anyway (each read streams from the start)'))
-  if (declared === null || declared <= threshold) {
-    const { bytes, complete, broken } = await readBody(response, (declared ?? threshold) + 1)
+    `sends the whole file (${declared === null ? `no length given, over ${threshold}` : declared} bytes); pass ` +
+    'allowFullDownload: true to read it anyway (each read streams from the start)', { status: 200 })
+  const progress = (/** @type {number} */ n) => onProgress?.({ loaded: n, total: Math.max(n, declared ?? 0) })
+  if (declared !== null && declared > threshold) {
+    if (!state.allowFullDownload) throw refuse()
+    const { bytes, broken } = await readBody(response, Infinity, headerEnd(size), progress)
     if (broken !== null) throw broken
-    if (!complete) throw refuse()
-    if (declared !== null && bytes.length !== declared) throw new Transient(shortBody(state, 0, bytes.length, declared))
-    remember(state, response, bytes.length)
+    remember(state, response, declared)
+    state.rangeIgnored = true
     return bytes
   }
-  if (!state.allowFullDownload) throw refuse()
-  const headerEnd = (/** @type {Uint8Array[]} */ chunks, /** @type {number} */ n) => {
-    if (n < 8) return null
-    const length = new DataView(concat(chunks, 8).buffer).getBigUint64(0, true)
-    return Math.max(size, 8 + Number(length < 100_000_000n ? length : 100_000_000n))
+  const reader = /** @type {ReadableStream<Uint8Array>} */ (response.body ?? new Blob().stream()).getReader()
+  /** @type {Uint8Array[]} */
+  const chunks = []
+  let n = 0
+  let keep = Infinity  // all of a small file; past the threshold, the length and the header
+  let done = false
+  try {
+    for (;;) {
+      const r = await reader.read()
+      if ((done = r.done)) break
+      n += r.value.length
+      progress(n)
+      if (n > threshold && keep === Infinity) {
+        if (!state.allowFullDownload) throw refuse()
+        keep = Math.max(size, headerEnd(size)(chunks.concat(r.value), n) ?? size)
+      }
+      if (n - r.value.length < keep) chunks.push(r.value)
+    }
+  } finally {
+    if (!done) reader.cancel().catch(() => {})
   }
-  const { bytes, broken } = await readBody(response, Infinity, headerEnd)
-  if (broken !== null) throw broken
-  remember(state, response, declared)
-  state.rangeIgnored = true
-  return bytes
+  if (declared !== null && n !== declared) throw new Transient(shortBody(state, 0, n, declared))
+  remember(state, response, n)
+  state.rangeIgnored = keep !== Infinity
+  return concat(chunks, Math.min(n, keep))
 }
 
 /** @param {State} state @param {Response} response @param {number} total */
 function remember(state, response, total) {
-  Object.assign(state, { byteLength: total, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified') })
+  Object.assign(state, {
+    byteLength: total, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified'),
+    status: response.status, contentType: response.headers.get('content-type'),
+  })
 }
 
 /** @param {State} state @param {number} offset @param {number} got @param {number} expected */
@@ -341,47 +371,84 @@ function shortBody(state, offset, got, expected) {
  * for a whole-file 200 when allowFullDownload lets us read through it).
  * @param {State} state @param {Response} response @param {number} from @param {number} to */
 async function checkRangeResponse(state, response, from, to) {
-  if (response.status === 206) {
-    const range = contentRange(state, response)
+  const status = response.status
+  if (status === 206) {
+    refuseEncoded(state.href, response)
+    const range = contentRange(state.href, response)
     checkValidators(state, response)
-    if (range.total !== null && range.total !== state.byteLength)
-      throw new SafetensorsError('SourceChanged', `${state.href}: the file was ${state.byteLength} bytes, now ${range.total}`)
+    checkTotal(state, range.total, response)
     if (range.start !== from || range.end !== to)
       throw new SafetensorsError('InvalidContentRange', `${state.href}: asked for bytes ${from}-${to}, ` +
-        `the server sent ${range.start}-${range.end}`, { offset: from })
-    const encoding = response.headers.get('content-encoding')
-    if (encoding && encoding !== 'identity')
-      throw new SafetensorsError('InvalidContentRange', `${state.href}: a range of ${encoding}-encoded bytes`, { offset: from })
+        `the server sent ${range.start}-${range.end}`, { offset: from, status })
     return 0
   }
-  if (response.status === 200) {
+  if (status === 200) {
     checkValidators(state, response)
     const declared = declaredLength(response)
-    if (!state.rangeIgnored && state.ifRange && isStrong(state.etag))
-      throw new SafetensorsError('SourceChanged', `${state.href}: the server answered If-Range with the whole file: it changed`)
+    if (!state.rangeIgnored && useIfRange(state, state.readHref) && isStrong(state.etag))
+      throw new SafetensorsError('SourceChanged', `${state.href}: the server answered If-Range with the whole file: it changed`, { status })
     if (!state.allowFullDownload)
       throw new SafetensorsError('RangeNotSupported', `${state.href}: the server answered a Range request with ` +
-        'the whole file; pass allowFullDownload: true to read it anyway', { offset: from })
-    if (declared !== null && declared !== state.byteLength)
-      throw new SafetensorsError('SourceChanged', `${state.href}: the file was ${state.byteLength} bytes, now ${declared}`)
+        'the whole file; pass allowFullDownload: true to read it anyway', { offset: from, status })
+    checkTotal(state, declared, response)
     return from
   }
-  if (response.status === 416)
+  if (status === 416) {
+    const header = response.headers.get('content-range')
+    const total = header === null ? null : contentRange(state.href, response).total
+    checkTotal(state, total, response)
     throw new SafetensorsError('RangeNotSatisfiable', `${state.href}: HTTP 416 for bytes ${from}-${to} of a ` +
-      `${state.byteLength} byte file`, { offset: from })
-  if (response.status === 412) throw new SafetensorsError('SourceChanged', `${state.href}: HTTP 412, the file changed`)
-  throw await failedStatus(state, response)
+      `${state.byteLength} byte file`, { offset: from, status })
+  }
+  if (status === 412) throw new SafetensorsError('SourceChanged', `${state.href}: HTTP 412, the file changed`, { status })
+  throw await failedStatus(state, response, state.readHref === state.href ? state.href : `${state.href} (at ${plainUrl(state.readHref)})`)
+}
+
+/** A URL without its query: a signed URL's query is a credential of sorts, kept out of messages.
+ * @param {string} href */
+function plainUrl(href) {
+  try {
+    const url = new URL(href)
+    return url.origin + url.pathname
+  } catch { return href }
 }
 
 /** @param {string | null} etag */
 function isStrong(etag) { return etag !== null && !etag.startsWith('W/') }
+
+/**
+ * The final URL answered `stale` with 401/403/410 (a signature that expired): resolves the
+ * original URL again, once for all the reads that saw it fail, and checks the file is the same.
+ * @param {State} state @param {string} stale the URL that failed
+ */
+async function renew(state, stale) {
+  if (state.readHref !== stale) return
+  state.renewing ??= retrying(state, undefined, 'the file again (its URL expired)', async () => {
+    const response = await request(state, state.href, { Range: 'bytes=0-0' }, undefined)
+    try {
+      if (response.status !== 206 && response.status !== 200) throw await failedStatus(state, response)
+      if (response.status === 206) {
+        refuseEncoded(state.href, response)
+        checkTotal(state, contentRange(state.href, response).total, response)
+      } else {
+        checkTotal(state, declaredLength(response), response)
+      }
+      checkValidators(state, response)
+      state.readHref = response.url || state.href
+    } finally {
+      if (!response.bodyUsed) await response.arrayBuffer().catch(() => {})
+    }
+  }).finally(() => { state.renewing = null })
+  await state.renewing
+}
 
 /** The bytes [from, end) as they arrive, retried and resumed after the bytes already yielded.
  * @param {State} state @param {number} from @param {number} end @param {AbortSignal | undefined} signal
  * @returns {AsyncGenerator<Uint8Array>} */
 async function* fetchRange(state, from, end, signal) {
   let position = from
-  for (let failures = 0; position < end; failures++) {
+  let renewed = false
+  for (let failures = 0; position < end;) {
     throwIfAborted(signal)
     /** @type {ReadableStreamDefaultReader<Uint8Array> | null} */
     let reader = null
@@ -389,9 +456,17 @@ async function* fetchRange(state, from, end, signal) {
     let response = null
     let midBody = false
     try {
+      const target = state.readHref
       const extra = /** @type {Record<string, string>} */ ({ Range: `bytes=${position}-${end - 1}` })
-      if (state.ifRange && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
-      response = await request(state, extra, signal)
+      if (useIfRange(state, target) && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
+      response = await request(state, target, extra, signal)
+      if (EXPIRED.has(response.status) && target !== state.href && !renewed) {
+        renewed = true
+        await response.body?.cancel().catch(() => {})
+        response = null
+        await renew(state, target)
+        continue
+      }
       let skip = await checkRangeResponse(state, response, position, end - 1)
       const whole = skip > 0 || response.status === 200
       if (!response.body) throw shortBody(state, position, 0, end - position)
@@ -418,7 +493,7 @@ async function* fetchRange(state, from, end, signal) {
       }
       if (position < end) throw new Transient(shortBody(state, start, position - start, end - start))
     } catch (error) {
-      await pause(state, error, failures, signal, `bytes ${position}-${end - 1}`, midBody)
+      await pause(state, error, failures++, signal, `bytes ${position}-${end - 1}`, midBody)
     } finally {
       if (reader) reader.cancel().catch(() => {})
       else if (response && !response.bodyUsed) response.body?.cancel().catch(() => {})
@@ -443,8 +518,12 @@ function makeSource(state, prefix, options) {
   }
   return {
     url: state.href,
+    /** Where ranges are read from: the URL after the first answer's redirects. */
+    get finalUrl() { return state.readHref },
     describe: state.href,
     byteLength: state.byteLength,
+    /** What the first answer was: NotSafetensors says it when the bytes are a page, not a file. */
+    response: { status: state.status, contentType: state.contentType },
     defaultMergeGap: options.mergeGap ?? MERGE_GAP,
     defaultConcurrency: options.concurrency ?? CONCURRENCY,
     get cachedBytes() { return cache.length },

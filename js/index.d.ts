@@ -14,17 +14,77 @@ export declare const DTYPES: readonly Dtype[]
  */
 export type Shape = Array<number | bigint>
 
+/** Every code a SafetensorsError of this package can have (ERROR_CODES lists them at run time). */
+export type ErrorCode =
+  | 'HeaderTooSmall'
+  | 'HeaderTooLarge'
+  | 'InvalidHeaderLength'
+  | 'InvalidHeader'
+  | 'InvalidHeaderDeserialization'
+  | 'InvalidOffset'
+  | 'ValidationOverflow'
+  | 'MisalignedSlice'
+  | 'TensorInvalidInfo'
+  | 'MetadataIncompleteBuffer'
+  | 'TensorNotFound'
+  | 'TooManySlices'
+  | 'SliceOutOfRange'
+  | 'InvalidSlice'
+  | 'NotSafetensors'
+  | 'UnsupportedSource'
+  | 'NotFound'
+  | 'IoError'
+  | 'HttpError'
+  | 'NetworkError'
+  | 'ContentEncoded'
+  | 'InvalidContentRange'
+  | 'RangeNotSupported'
+  | 'RangeNotSatisfiable'
+  | 'SourceChanged'
+  | 'ShortRead'
+  | 'OutOfRange'
+  | 'Aborted'
+  | 'Closed'
+  | 'Disposed'
+  | 'OutOfMemory'
+  | 'InvalidArgument'
+  | 'UnsupportedDtype'
+  | 'NonFinite'
+  | 'InvalidIndex'
+  | 'UnsafeShardPath'
+  | 'ShardMissing'
+  | 'IndexMismatch'
+  | 'AwkwardInvalidMetadata'
+  | 'AwkwardInvalidForm'
+  | 'AwkwardUnsupportedType'
+  | 'AwkwardMissingBuffer'
+  | 'AwkwardDtypeMismatch'
+  | 'AwkwardBufferTooShort'
+  | 'AwkwardDecreasingOffsets'
+  | 'AwkwardOutOfBounds'
+  | 'AwkwardIndexOutOfRange'
+  | 'AwkwardFieldNotFound'
+
+/** Every code, frozen, in the order of the README's table. */
+export declare const ERROR_CODES: readonly ErrorCode[]
+/** What each code means and the usual fix. */
+export declare const ERROR_INFO: Readonly<Record<ErrorCode, Readonly<{ meaning: string; fix: string }>>>
+
 export declare class SafetensorsError extends Error {
   /** For ByteSources and tools of your own that fail the way this package does. */
-  constructor(code: string, message: string,
-    details?: { tensor?: string | null; offset?: number | null; cause?: unknown })
+  constructor(code: ErrorCode, message: string,
+    details?: { tensor?: string | null; offset?: number | null; status?: number | null; body?: string | null; cause?: unknown })
   /** The reference's variant name (InvalidOffset, TensorInvalidInfo, ...) or a transport or
    * API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ShortRead, Disposed, ...). */
-  readonly code: string
+  readonly code: ErrorCode
   /** The tensor concerned, when there is one. */
   readonly tensor: string | null
   /** Absolute byte offset in the file where the problem sits, when known. */
   readonly offset: number | null
+  /** The HTTP status of the answer the error comes from (HttpError, NotFound, ...), else null. */
+  readonly status: number | null
+  /** The first 200 characters of an HTTP error's text body (an S3 XML error, say), else null. */
+  readonly body: string | null
 }
 
 export interface ByteSource {
@@ -66,6 +126,9 @@ export interface HttpOptions {
   requestInit?: RequestInit
   /** Aborts opening (the first request, the header and, for an index, the index itself). */
   signal?: AbortSignal
+  /** The bytes `open` itself fetches (the first request, the rest of a large header, an index)
+   * as they arrive; `total` grows when the header turns out longer than the first request. */
+  onProgress?: (progress: Progress) => void
   /** P: the first request asks for bytes 0..P-1 (at least 8). The header of most files fits. */
   initialFetchSize?: number
   /** Default for reads: requests in flight at once. */
@@ -87,6 +150,10 @@ export interface HttpOptions {
 }
 
 export interface OpenOptions extends HttpOptions {
+  /** For hf:// addresses: the Hub (default https://huggingface.co; Node: HF_ENDPOINT). */
+  endpoint?: string
+  /** For hf:// addresses: sent as `Authorization: Bearer` to the endpoint only (Node: HF_TOKEN). */
+  token?: string
   /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
   shards?: ShardSources
   [option: string]: unknown
@@ -211,10 +278,12 @@ export declare class ShardedFile {
 
 export type Source = string | URL | Blob | ArrayBuffer | ArrayBufferView | ByteSource
 
-/** What `open` gives for a source: an `*.index.json` opens a ShardedFile; a string or URL the
- * type system cannot see the end of may be either. */
+/** What `open` gives for a source: an `*.index.json` opens a ShardedFile; a bare hf://org/repo,
+ * or a string or URL the type system cannot see the end of, may be either. */
 export type Opened<S> =
   S extends `${string}.index.json` ? ShardedFile
+    : S extends `hf://${string}.safetensors` ? SafetensorsFile
+    : S extends `hf://${string}` ? SafetensorsFile | ShardedFile
     : S extends string ? (string extends S ? SafetensorsFile | ShardedFile : SafetensorsFile)
       : S extends URL ? SafetensorsFile | ShardedFile
         : SafetensorsFile
@@ -227,6 +296,10 @@ export declare function open<S extends Source>(src: S, options?: OpenOptions): P
 /** A file on an HTTP(S) server, after its first ranged request (byteLength known). */
 export interface UrlSource extends ByteSource {
   readonly url: string
+  /** Where ranges are read: the URL the first request ended at, after redirects. */
+  readonly finalUrl: string
+  /** The first answer's status and Content-Type. */
+  readonly response: { status: number; contentType: string | null }
   /** Bytes of the first answer kept in memory (served without another request). */
   readonly cachedBytes: number
   releaseCache(): void

@@ -2,9 +2,10 @@
  * safetensors-wasm, browser (and any platform) entry. Node adds file paths: see node.js.
  */
 import { httpUrl, resolveUrl } from './http.js'
-import { openAny } from './open.js'
+import { isHfUrl, openAny, openUrl } from './open.js'
 
 export { SafetensorsError } from './errors.js'
+export { ERROR_CODES, ERROR_INFO } from './error-codes.js'
 export { SafetensorsFile } from './file.js'
 export { ShardedFile } from './sharded.js'
 export { Tensor } from './tensor.js'
@@ -15,19 +16,20 @@ export { DTYPES } from './dtypes.js'
 /**
  * Opens a safetensors file and parses its header; tensors are read on demand. A URL ending in
  * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
- * `options.shards` (see openIndexWith). In a page, relative URLs resolve against it.
+ * `options.shards` (see openIndexWith). `hf://org/repo[@revision][/path]` opens a file of the
+ * Hugging Face Hub (see hf.js). In a page, relative URLs resolve against it.
  * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | import('./sharded.js').ShardedFile>}
  */
 export function open(src, options = {}) {
+  // Loaded on first use, like f.awkward()'s reader: a bundler splits these into chunks of their
+  // own, which a page downloads only when it opens a sharded set or a Hub address.
+  if (isHfUrl(src)) return import('./hf.js').then((m) => m.openHf(src, options, openUrl))
+  if (options.shards !== undefined) return import('./sharded.js').then((m) => m.openIndexWith(src, options, [resolveUrl]))
   const base = /** @type {{ href?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.href
   const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, base) : null
-  // Loaded on first use, like f.awkward()'s reader: a bundler splits both into chunks of their
-  // own, which a page downloads only when it opens a sharded set (or an awkward file).
-  if (options.shards !== undefined) return import('./sharded.js').then((m) => m.openIndexWith(src, options, [resolveUrl]))
-  if (url?.pathname.endsWith('.index.json')) return import('./sharded.js').then((m) => m.openIndexUrl(url, options))
-  return openAny(url ?? src, options, [resolveUrl])
+  return url ? openUrl(url, options) : openAny(src, options, [resolveUrl])
 }
 export { serialize, serializeStream } from './writer.js'
 export { castTensor } from './cast.js'

@@ -8,8 +8,8 @@ import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
 import { httpUrl, resolveUrl } from './http.js'
 import { nodeFileSource } from './node-file.js'
-import { openAny } from './open.js'
-import { ShardedFile, openIndexUrl, openIndexWith, parseIndex } from './sharded.js'
+import { isHfUrl, openAny, openUrl } from './open.js'
+import { ShardedFile, openIndexWith, parseIndex, shardMissing } from './sharded.js'
 
 export * from './index.js'
 export { nodeFileSource } from './node-file.js'
@@ -43,7 +43,7 @@ async function openIndexPath(path, options) {
     const full = resolve(folder, shard)
     if (!full.startsWith(folder + sep))
       throw new SafetensorsError('UnsafeShardPath', `${path}: shard ${JSON.stringify(shard)} resolves outside the index's folder`)
-    const source = await nodeFileSource(full)
+    const source = await nodeFileSource(full).catch((error) => { throw shardMissing(error, shard, path) })
     try {
       return await openSource(source, { signal, closeSource: true })
     } catch (error) {
@@ -56,15 +56,23 @@ async function openIndexPath(path, options) {
 /**
  * Opens a safetensors file: a path, a URL, a Blob, bytes or a ByteSource. A path or URL ending in
  * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
- * `options.shards` (shards may then be paths too).
+ * `options.shards` (shards may then be paths too). `hf://org/repo[@revision][/path]` opens a
+ * file of the Hugging Face Hub; HF_TOKEN and HF_ENDPOINT from the environment stand in for the
+ * `token` and `endpoint` options when they are not given.
  * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | ShardedFile>}
  */
-export function open(src, options = {}) {
+export async function open(src, options = {}) {
+  if (isHfUrl(src)) {
+    const { openHf } = await import('./hf.js')
+    const env = process.env
+    return openHf(src, { ...options, endpoint: options.endpoint ?? (env.HF_ENDPOINT || undefined),
+      token: options.token ?? (env.HF_TOKEN || undefined) }, openUrl)
+  }
   if (options.shards !== undefined) return openIndexWith(src, options, [resolveUrl, resolvePath])
   const url = httpUrl(src)
-  if (url) return url.pathname.endsWith('.index.json') ? openIndexUrl(url, options) : openAny(url, options, [resolveUrl])
+  if (url) return openUrl(url, options)
   const path = typeof src === 'string' ? src : src instanceof URL && src.protocol === 'file:' ? fileURLToPath(src) : null
   if (path?.endsWith('.index.json')) return openIndexPath(path, options)
   return openAny(src, options, [resolvePath])

@@ -4,6 +4,7 @@
  */
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
+import { resolveUrl } from './http.js'
 import { sourceOf } from './sources.js'
 
 /**
@@ -37,3 +38,16 @@ export async function openAny(src, options, resolvers) {
   throw new SafetensorsError('UnsupportedSource',
     'open() takes a URL, a path (Node), a Blob, an ArrayBuffer, a Uint8Array or a ByteSource')
 }
+
+/**
+ * Opens an http(s) URL: a sharded set when it names an `*.index.json`, else one file. The
+ * sharded-set code is loaded on first use (a bundler splits it into a chunk of its own).
+ * @param {URL} url @param {OpenOptions} options
+ */
+export function openUrl(url, options) {
+  if (url.pathname.endsWith('.index.json')) return import('./sharded.js').then((m) => m.openIndexUrl(url, options))
+  return openAny(url, options, [resolveUrl])
+}
+
+/** @param {unknown} src @returns {src is string} a Hub address, hf://... (see hf.js) */
+export const isHfUrl = (src) => typeof src === 'string' && /^hf:\/\//i.test(src)

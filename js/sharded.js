@@ -19,7 +19,7 @@ import { sourceOf } from './sources.js'
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
 const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
 /** An index is read whole; one larger than this is a mistake (a shard given as the index, say),
- * refused before gigabytes are read. Real indexes: 10 KB to a few MB. */
+ * refused before gigabytes are read, over HTTP as from a file. Real indexes: 10 KB to 60 MB. */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 /**
@@ -117,10 +117,12 @@ export function shardUrl(indexUrl, path) {
  * @param {import('./http.js').HttpOptions & { concurrency?: number }} options
  */
 export async function openIndexUrl(url, options) {
-  const index = parseIndex(await fetchBytes(url, options), url.href)
+  const index = parseIndex(await fetchBytes(url, { ...options, maxBytes: MAX_INDEX_BYTES }), url.href)
+  const { onProgress, ...shardOptions } = options  // open's progress is the index's
   let kept = 0
   return new ShardedFile(index, async (shard, signal) => {
-    const source = await urlSource(shardUrl(url, shard), { ...options, signal })
+    const source = await urlSource(shardUrl(url, shard), { ...shardOptions, signal })
+      .catch((error) => { throw shardMissing(error, shard, url.href) })
     try {
       const file = await openSource(source, { signal, closeSource: true })
       if (kept + source.cachedBytes <= SHARD_PREFIX_BUDGET) kept += source.cachedBytes
@@ -167,11 +169,22 @@ export async function openIndexWith(src, options, resolvers) {
   const missing = index.shards.filter((path) => given.get(path) === undefined || given.get(path) === null)
   if (missing.length > 0) {
     const listed = missing.slice(0, 3).map((path) => JSON.stringify(path)).join(', ')
-    throw new SafetensorsError('NotFound', `${where} names ${index.shards.length} shards, and options.shards ` +
+    throw new SafetensorsError('ShardMissing', `${where} names ${index.shards.length} shards, and options.shards ` +
       `lacks ${missing.length} of them: ${listed}${missing.length > 3 ? ', ...' : ''}`)
   }
   return new ShardedFile(index, (shard, signal) =>
     openAny(given.get(shard), { ...shardOptions, signal }, resolvers), { concurrency: options.concurrency })
+}
+
+/**
+ * ShardMissing for a shard the index names that is not there (HTTP 404, no such file); any
+ * other error as it is.
+ * @param {unknown} error @param {string} shard @param {string} where the index
+ */
+export function shardMissing(error, shard, where) {
+  if (!(error instanceof SafetensorsError) || error.code !== 'NotFound') return error
+  return new SafetensorsError('ShardMissing', `${where} names the shard ${JSON.stringify(shard)}, which is not ` +
+    `there: ${error.message}`, { status: error.status, cause: error })
 }
 
 export class ShardedFile {

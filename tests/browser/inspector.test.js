@@ -401,7 +401,7 @@ test('a sharded set chosen as local files (the index with its shards) opens; a m
   await page.setInputFiles('#file-input', [INDEX_NAME, ...shardNames.slice(1)].map((name) => join(dir, 'sharded', name)))
   const error = await errorShown(page)
   assert.equal(error.title, 'A shard is missing')
-  assert.equal(error.code, 'NotFound')
+  assert.equal(error.code, 'ShardMissing')
   assert.ok(error.text.includes(`${INDEX_NAME} names a shard not among the files given: ${shardNames[0]}.`), error.text)
   await done()
 })

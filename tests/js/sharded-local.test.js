@@ -97,7 +97,7 @@ test('in Node, shards may be paths', async () => {
 test('a shard the index names but the caller lacks is refused before any shard is read', async () => {
   const { bytes, index } = await sharded()
   const only = counting(bytes['model-00001-of-00002.safetensors'])
-  await rejects(() => open(index, { shards: { 'model-00001-of-00002.safetensors': only } }), 'NotFound',
+  await rejects(() => open(index, { shards: { 'model-00001-of-00002.safetensors': only } }), 'ShardMissing',
     /^model\.safetensors\.index\.json names 2 shards, and options\.shards lacks 1 of them: "model-00002-of-00002\.safetensors"$/)
   assert.equal(only.reads, 0)
 })

@@ -33,13 +33,16 @@ export function describeError(error) {
   if (error.tensor !== null) details.push(`tensor ${JSON.stringify(error.tensor)}`)
   if (error.offset !== null) details.push(`at byte ${formatCount(error.offset)}`)
   const base = { code: error.code, details, message: error.message }
-  const status = /HTTP (\d{3})/.exec(error.message)?.[1]
+  const status = error.status === null ? null : String(error.status)
   switch (error.code) {
+    case 'ShardMissing':
+      return { ...base, title: 'A shard is missing', hint: 'The index names a shard that is not there. Locally: choose or drop the sharded index together with every shard it names; on a server: every shard must sit next to the index.' }
     case 'NotFound':
-      // Without an HTTP status, from local files: a sharded index chosen without its shards.
-      if (!status)
-        return { ...base, title: 'A shard is missing', hint: 'Choose or drop the sharded index together with every shard it names.' }
-      return { ...base, title: status ? `Not found (HTTP ${status})` : 'Not found', hint: 'The server has no file at this URL. Check the address (on the Hugging Face Hub, use a /resolve/ link).' }
+      return { ...base, title: status ? `Not found (HTTP ${status})` : 'Not found', hint: 'The server has no file at this URL. Check the address (on the Hugging Face Hub, use a /resolve/ link, or the repo id field).' }
+    case 'NotSafetensors':
+      return { ...base, title: 'This is not a safetensors file', hint: 'The message below says what it is instead and how to get the file itself.' }
+    case 'ContentEncoded':
+      return { ...base, title: 'The server compresses byte ranges', hint: 'It sends ranges of a compressed body, which are not ranges of the file. The server must not compress .safetensors files (the message names the setting).' }
     case 'HttpError':
       if (status === '401' || status === '403')
         return { ...base, title: `Access denied (HTTP ${status})`, hint: 'This file needs permission: paste an access token under “Access token for gated or private files” and open it again.' }

@@ -66,7 +66,7 @@ export async function openLocal(files, wrap, signal, onShards) {
     }
     const f = await open(index, { signal, shards }).catch((error) => {
       if (missing.length === 0) throw error
-      throw new SafetensorsError('NotFound', `${index.name} names ${missing.length === 1 ? 'a shard' : 'shards'} ` +
+      throw new SafetensorsError('ShardMissing', `${index.name} names ${missing.length === 1 ? 'a shard' : 'shards'} ` +
         `not among the files given: ${missing.join(', ')}. Choose or drop the index together with its shards.`)
     })
     try {

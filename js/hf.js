@@ -1,0 +1,90 @@
+/**
+ * Hugging Face Hub addresses: `hf://org/repo/path/in/repo.safetensors`, `hf://org/repo@rev/...`,
+ * and `hf://org/repo` alone (its model.safetensors, else its model.safetensors.index.json, as
+ * @huggingface/hub looks for them); `hf://datasets/org/repo/...` and `hf://spaces/...` too, as
+ * huggingface_hub's HfFileSystem writes them. Each becomes the endpoint's `/resolve/` URL, which
+ * the Hub redirects to a signed CDN URL (see http.js for how reads follow it).
+ *
+ * A `token` is sent as `Authorization: Bearer` to the endpoint's origin only, never to the CDN.
+ */
+import { SafetensorsError } from './errors.js'
+
+export const HF_ENDPOINT = 'https://huggingface.co'
+const SINGLE = 'model.safetensors'
+const INDEX = 'model.safetensors.index.json'
+
+/**
+ * @typedef {{ type: 'model' | 'dataset' | 'space', repo: string, revision: string, path: string | null }} HfRef
+ * @typedef {{ endpoint?: string, token?: string, headers?: HeadersInit } & Record<string, any>} HfOptions
+ * @typedef {(url: URL, options: Record<string, any>) => Promise<any>} UrlOpener
+ */
+
+/** @param {unknown} src @returns {src is string} */
+export const isHfUrl = (src) => typeof src === 'string' && /^hf:\/\//i.test(src)
+
+/**
+ * @param {string} src
+ * @returns {HfRef}
+ */
+export function parseHfUrl(src) {
+  const bad = (/** @type {string} */ why) => new SafetensorsError('InvalidArgument', `${src} is not a Hub address ` +
+    `(${why}): write hf://org/repo, hf://org/repo@revision/path/to/file.safetensors or hf://datasets/org/repo/...`)
+  const rest = src.replace(/^hf:\/\//i, '').replace(/[?#].*$/, '')
+  const parts = rest.split('/')
+  /** @type {HfRef['type']} */
+  let type = 'model'
+  if (parts[0] === 'datasets' || parts[0] === 'spaces') type = /** @type {'dataset' | 'space'} */ (parts.shift()?.slice(0, -1))
+  if (parts.length < 2 || !parts[0] || !parts[1]) throw bad('no org/repo')
+  const [org, repoAt] = parts
+  const at = repoAt.indexOf('@')
+  const name = at < 0 ? repoAt : repoAt.slice(0, at)
+  let revision = 'main'
+  if (at >= 0) {
+    try { revision = decodeURIComponent(repoAt.slice(at + 1)) } catch { throw bad('a revision that is not URL-encoded text') }
+  }
+  if (!name || !revision) throw bad('an empty repo name or revision')
+  const name_ok = /^[\w.-]+$/
+  if (!name_ok.test(org) || !name_ok.test(name)) throw bad('org and repo are letters, digits, ".", "-" and "_"')
+  const path = parts.slice(2).join('/')
+  if (path.split('/').some((s) => s === '..' || s === '.')) throw bad('a path with "." or ".." segments')
+  return { type, repo: `${org}/${name}`, revision, path: path === '' ? null : path }
+}
+
+/**
+ * The `/resolve/` URL of a file of a repo.
+ * @param {HfRef} ref @param {string} path @param {string} endpoint
+ */
+export function resolveHfUrl(ref, path, endpoint) {
+  const base = new URL(endpoint.endsWith('/') ? endpoint : `${endpoint}/`)
+  const prefix = ref.type === 'model' ? '' : `${ref.type}s/`
+  const file = path.split('/').map(encodeURIComponent).join('/')
+  return new URL(`${prefix}${ref.repo}/resolve/${encodeURIComponent(ref.revision)}/${file}`, base)
+}
+
+/**
+ * Opens a Hub address through `openUrl` (which opens an http(s) URL, a sharded index or a file).
+ * @param {string} src @param {HfOptions} options @param {UrlOpener} openUrl
+ */
+export async function openHf(src, options, openUrl) {
+  const ref = parseHfUrl(src)
+  const { endpoint = HF_ENDPOINT, token, ...rest } = options
+  let base
+  try {
+    base = new URL(endpoint)
+  } catch {
+    throw new SafetensorsError('InvalidArgument', `endpoint ${JSON.stringify(endpoint)} is not a URL`)
+  }
+  const headers = new Headers(rest.headers)
+  if (token && !headers.has('authorization')) headers.set('Authorization', `Bearer ${token}`)
+  const http = { ...rest, headers }
+  if (ref.path !== null) return openUrl(resolveHfUrl(ref, ref.path, base.href), http)
+  for (const path of [SINGLE, INDEX]) {
+    try {
+      return await openUrl(resolveHfUrl(ref, path, base.href), http)
+    } catch (error) {
+      if (/** @type {any} */ (error)?.code !== 'NotFound') throw error
+    }
+  }
+  throw new SafetensorsError('NotFound', `${src}: the ${ref.type} ${ref.repo} has neither ${SINGLE} nor ${INDEX} ` +
+    `at revision ${ref.revision}; name the file: hf://${ref.repo}/path/to/file.safetensors`, { status: 404 })
+}

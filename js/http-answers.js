@@ -1,0 +1,207 @@
+/**
+ * What an HTTP answer means for a ranged reader: its Content-Range, whether the file behind it
+ * changed, and the coded error for a failed status or a failed request, with what the server
+ * said and the likely fix.
+ */
+import { SafetensorsError } from './errors.js'
+
+/**
+ * @typedef {{ href: string, byteLength: number, etag: string | null, lastModified: string | null,
+ *   credentialed: boolean }} Known  what the reader learnt from the first answer
+ */
+
+/** A failure worth retrying; `error` is what is reported when the retries run out. */
+export class Transient {
+  /** @param {SafetensorsError} error @param {number | null} [retryAfter] ms the server asked for */
+  constructor(error, retryAfter = null) { this.error = error; this.retryAfter = retryAfter }
+}
+
+const MAX_RETRY_AFTER = 60_000
+/** How much of an error body is kept (HttpError's `body`) and read at most. */
+const BODY_EXCERPT = 200
+const BODY_READ_LIMIT = 4096
+
+/**
+ * The Content-Range of a 206 (or 416) answer; InvalidContentRange when missing or unreadable.
+ * @param {string} href @param {Response} response
+ * @returns {{ start: number, end: number, total: number | null }} start and end -1 for `bytes *\/N`
+ */
+export function contentRange(href, response) {
+  const header = response.headers.get('content-range')
+  if (header === null)
+    throw new SafetensorsError('InvalidContentRange', `${href}: a ${response.status} answer without a ` +
+      'readable Content-Range header. A cross-origin server must send "Access-Control-Expose-Headers: ' +
+      'Content-Range, ETag, Content-Length", otherwise the browser hides it', { status: response.status })
+  const m = /^\s*bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)\s*$/i.exec(header)
+  const [start, end, total] = [m?.[1] ?? '-1', m?.[2] ?? '-1', m?.[3] ?? ''].map((v) => (v === '*' ? null : Number(v)))
+  if (!m || ![start, end, total].every((v) => v === null || Number.isSafeInteger(v)))
+    throw new SafetensorsError('InvalidContentRange', `${href}: cannot parse Content-Range ${JSON.stringify(header)}`,
+      { status: response.status })
+  return { start: /** @type {number} */ (start), end: /** @type {number} */ (end), total }
+}
+
+/**
+ * Throws ContentEncoded for a ranged answer whose body is compressed: its Content-Range counts
+ * compressed bytes (Apache's force-gzip does this), which are not the file's.
+ * @param {string} href @param {Response} response
+ */
+export function refuseEncoded(href, response) {
+  const encoding = response.headers.get('content-encoding')?.trim().toLowerCase()
+  if (!encoding || encoding === 'identity') return
+  throw new SafetensorsError('ContentEncoded', `${href}: the server compressed the byte range it sent ` +
+    `(Content-Encoding: ${encoding}), and the ranges of a compressed body are not ranges of the file. Turn ` +
+    'compression off for .safetensors files on the server (Apache: drop force-gzip, or "SetEnvIfNoCase ' +
+    'Request_URI \\.safetensors$ no-gzip"; nginx: keep application/octet-stream out of gzip_types; a CDN: ' +
+    'do not compress this file type)', { status: response.status })
+}
+
+/** A 200 body's length, when the headers say it (a compressed body's length is not the file's). */
+export function declaredLength(/** @type {Response} */ response) {
+  const encoding = response.headers.get('content-encoding')
+  const length = response.headers.get('content-length')
+  if ((encoding && encoding !== 'identity') || length === null || !/^\d+$/.test(length)) return null
+  return Number(length)
+}
+
+/** SourceChanged when the answer's validators differ from the first answer's.
+ * @param {Known} known @param {Response} response */
+export function checkValidators(known, response) {
+  const etag = response.headers.get('etag')
+  const modified = response.headers.get('last-modified')
+  const weak = (/** @type {string} */ tag) => tag.replace(/^W\//, '')
+  const changed = known.etag !== null && etag !== null ? weak(etag) !== weak(known.etag)
+    : known.lastModified !== null && modified !== null && modified !== known.lastModified
+  if (changed)
+    throw new SafetensorsError('SourceChanged', `${known.href} changed while being read (ETag ${known.etag} -> ` +
+      `${etag}, Last-Modified ${known.lastModified} -> ${modified})`, { status: response.status })
+}
+
+/** SourceChanged when an answer gives another file length than the first answer did.
+ * @param {Known} known @param {number | null} total @param {Response} response */
+export function checkTotal(known, total, response) {
+  if (total !== null && total !== known.byteLength)
+    throw new SafetensorsError('SourceChanged', `${known.href}: the file was ${known.byteLength} bytes, now ${total}`,
+      { status: response.status })
+}
+
+/**
+ * The error for a status that is not an answer to the request (transient ones wrapped in
+ * Transient), with what the server said: the X-Error-Message header, or the start of a text body
+ * (an S3 XML error, a JSON error). Consumes the body.
+ * @param {Known} known @param {Response} response @param {string} [where] the URL, when not known.href
+ */
+export async function failedStatus(known, response, where = known.href) {
+  const status = response.status
+  const said = await whatTheServerSaid(response)
+  const text = `${where}: HTTP ${status} ${response.statusText}`.trim() + (said.summary ? `: ${said.summary}` : '')
+  const details = { status, body: said.body }
+  if (status === 404 || status === 410) return new SafetensorsError('NotFound', text, details)
+  const auth = (status === 401 || status === 403) && !known.credentialed
+    ? ' (if the file needs permission, pass credentials: options.token for the Hub, or options.headers, e.g. Authorization)' : ''
+  const error = new SafetensorsError('HttpError', text + auth, details)
+  if (status !== 408 && status !== 429 && !(status >= 500 && status !== 501 && status !== 505)) return error
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'))
+  if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER)
+    return new SafetensorsError('HttpError', `${text}: the server asks to retry after ${Math.round(retryAfter / 1000)} s`, details)
+  return new Transient(error, retryAfter)
+}
+
+/**
+ * @param {Response} response
+ * @returns {Promise<{ body: string | null, summary: string | null }>}
+ */
+async function whatTheServerSaid(response) {
+  const header = response.headers.get('x-error-message')
+  const type = response.headers.get('content-type') ?? ''
+  let body = null
+  if (response.body && /^(text\/|application\/(.*\+)?(xml|json)|$)/i.test(type)) {
+    body = (await readText(response, BODY_READ_LIMIT)).slice(0, BODY_EXCERPT)
+  } else {
+    await response.body?.cancel().catch(() => {})
+  }
+  const s3 = body && /<Code>([^<]*)<\/Code>[\s\S]*?<Message>([^<]*)<\/Message>/.exec(body)
+  const summary = header ?? (s3 ? `${s3[1]}: ${s3[2]}` : body?.replace(/\s+/g, ' ').trim() || null)
+  return { body, summary: summary === null ? null : summary.slice(0, BODY_EXCERPT) }
+}
+
+/** Up to `limit` bytes of a body as text; the rest is cancelled.
+ * @param {Response} response @param {number} limit */
+async function readText(response, limit) {
+  const reader = /** @type {ReadableStream<Uint8Array>} */ (response.body).getReader()
+  /** @type {Uint8Array[]} */
+  const parts = []
+  let n = 0
+  try {
+    while (n < limit) {
+      const { done, value } = await reader.read()
+      if (done) break
+      parts.push(value)
+      n += value.length
+    }
+  } catch {
+    // What arrived is enough to describe the error.
+  } finally {
+    reader.cancel().catch(() => {})
+  }
+  const all = new Uint8Array(Math.min(n, limit))
+  let at = 0
+  for (const part of parts) {
+    const piece = part.subarray(0, all.length - at)
+    all.set(piece, at)
+    at += piece.length
+  }
+  return new TextDecoder().decode(all)
+}
+
+/** @param {string | null} value @returns {number | null} milliseconds */
+function parseRetryAfter(value) {
+  if (value === null) return null
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now())
+}
+
+/** Node's codes for failures that another try would not mend: a refused connection, a name
+ * that does not resolve, a certificate that does not verify. */
+const PERMANENT = /^(ECONNREFUSED|ENOTFOUND|EAI_NONAME|EAI_FAIL|EAI_NODATA|ERR_INVALID_URL|ERR_TLS_.*|ERR_SSL_.*|.*CERT.*|.*SELF_SIGNED.*|UNABLE_TO_.*)$/
+
+/**
+ * A failed request (fetch rejected, or its body broke): the underlying cause named (Node gives
+ * a code such as ECONNREFUSED deep in `cause`; a browser gives "Failed to fetch" and nothing
+ * else, where a cross-origin URL most often means CORS).
+ * @param {unknown} error @param {string} href @param {string} what
+ * @returns {{ message: string, permanent: boolean }}
+ */
+export function describeFailure(error, href, what) {
+  const top = /** @type {Error} */ (error)?.message ?? String(error)
+  let code = null
+  let detail = null
+  for (let e = /** @type {any} */ (error), depth = 0; e && typeof e === 'object' && depth < 8; e = e.cause, depth++) {
+    if (typeof e.code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(e.code)) {
+      code = e.code
+      detail = typeof e.message === 'string' && e.message !== '' ? e.message : null
+      break
+    }
+  }
+  if (code !== null) {
+    const said = detail && detail !== code ? `${code} (${detail})` : code
+    return { message: `${what}: ${said}`, permanent: PERMANENT.test(code) }
+  }
+  const page = /** @type {any} */ (globalThis).location?.origin
+  const origin = safeOrigin(href)
+  if (error instanceof TypeError && typeof page === 'string' && origin !== null && origin !== page) {
+    return {
+      message: `${what}: ${top}. This page is on ${page} and the file on ${origin}; the likely cause is CORS: ` +
+        `that server must answer with "Access-Control-Allow-Origin: ${page}" (or *), allow the Range header ` +
+        '(and Authorization or If-Range when sent) in "Access-Control-Allow-Headers", and send "Access-Control-' +
+        'Expose-Headers: Content-Range, Content-Length, ETag, Last-Modified"',
+      permanent: false,
+    }
+  }
+  return { message: `${what}: ${top}`, permanent: false }
+}
+
+/** @param {string} href */
+export function safeOrigin(href) {
+  try { return new URL(href).origin } catch { return null }
+}
