@@ -41,7 +41,10 @@ export async function openSource(source, options = {}) {
     core._free(ptr)
     ptr = 0
     ptr = heapAlloc(core, headerLength)
-    const { onProgress } = options
+    // A URL source has the first request's bytes (already reported) in hand: report only when
+    // the header goes past them.
+    const inHand = /** @type {{ cachedBytes?: number }} */ (source).cachedBytes ?? 0
+    const onProgress = 8 + headerLength > inHand ? options.onProgress : undefined
     if (source.stream || source.readInto) {
       await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], {
         signal, onProgress: onProgress && ((p) => onProgress({ loaded: 8 + p.loaded, total: 8 + p.total })),

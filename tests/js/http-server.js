@@ -5,6 +5,7 @@
  * (unref) and closes itself after `lifetime` ms.
  */
 import { createServer } from 'node:http'
+import { gzipSync } from 'node:zlib'
 import { parseRange } from '../../web-demo/serve.js'
 
 /**
@@ -23,9 +24,14 @@ import { parseRange } from '../../web-demo/serve.js'
  *   dropHeaders?: string[],         // remove these response headers (what a browser hides)
  *   noExpose?: boolean,             // omit Access-Control-Expose-Headers
  *   gzipWhole?: boolean,            // a 200 answer without Content-Length, as a compressing proxy would
+ *   encoded?: string,               // a 206 whose body is compressed (Content-Encoding), as Apache's force-gzip sends
+ *   body?: string,                  // with `status`: this body
+ *   headers?: Record<string, string>, // with `status` or `replace`: these headers too
+ *   replace?: Uint8Array,           // answer 200 with these bytes instead of the file (a page, a pointer)
+ *   total416?: number,              // answer 416 with Content-Range bytes *\/total416
  * }} Fault
  * @typedef {{ method: string, path: string, range: string | null, ifRange: string | null,
- *   auth: string | null, status: number, bytes: number }} LogEntry
+ *   auth: string | null, acceptEncoding: string | null, status: number, bytes: number }} LogEntry
  */
 
 /**
@@ -56,7 +62,7 @@ export async function startServer(options = {}) {
     const entry = /** @type {LogEntry} */ ({
       method: req.method ?? '', path, range: req.headers.range ?? null,
       ifRange: /** @type {string | null} */ (req.headers['if-range'] ?? null),
-      auth: req.headers.authorization ?? null, status: 0, bytes: 0,
+      auth: req.headers.authorization ?? null, acceptEncoding: req.headers['accept-encoding'] ?? null, status: 0, bytes: 0,
     })
     stats.inFlight++
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight)
@@ -86,7 +92,12 @@ export async function startServer(options = {}) {
     if (stats.requests > maxRequests || fault?.reset) return void req.socket.destroy()
     if (state.auth !== null && req.headers.authorization !== state.auth) return void (head(401, {}), res.end())
     if (!file) return void (head(404, { 'X-Error-Code': 'EntryNotFound' }), res.end('not found'))
-    if (fault?.status) return void (head(fault.status, fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {}), res.end())
+    if (fault?.status) {
+      head(fault.status, { ...(fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {}), ...fault.headers })
+      return void res.end(fault.body)
+    }
+    if (fault?.replace) return void (head(200, { 'Content-Length': fault.replace.length, ...fault.headers }), res.end(fault.replace))
+    if (fault?.total416 !== undefined) return void (head(416, { 'Content-Range': `bytes */${fault.total416}` }), res.end())
 
     const { content, version } = file
     const size = content.size
@@ -109,6 +120,16 @@ export async function startServer(options = {}) {
       ...(range ? { 'Content-Range': `bytes ${start + shift}-${end - 1 + shift}/${total}` } : {}),
     }
     if (fault?.cut !== undefined) headers['Content-Length'] = end - start
+    if (fault?.encoded && range) {
+      // The range is of the compressed body: what Apache with force-gzip sends.
+      const whole = new Uint8Array(size)
+      content.fill(whole, 0)
+      const packed = gzipSync(whole)
+      const stop = Math.min(end, packed.length)
+      head(206, { ...validators, 'Content-Encoding': fault.encoded, 'Content-Range': `bytes ${start}-${stop - 1}/${packed.length}`,
+        'Content-Length': stop - start })
+      return void res.end(packed.subarray(start, stop))
+    }
     head(range ? 206 : 200, headers)
     if (req.method === 'HEAD') return void res.end()
     const limit = Math.min(end - start, fault?.cut ?? Infinity, send)
