@@ -13,6 +13,8 @@ compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
+# tests/js/real-server.test.js reads files through a real nginx (its own instance, own port)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ "${ST_BROWSER_TESTS:-1}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
@@ -21,7 +23,7 @@ fi
 
 if [ ! -f /etc/debian_version ]; then
   echo "bootstrap: this is not Debian; install these yourself: ${need[*]}" >&2
-  echo "(emscripten 3.1.x, nlohmann-json 3.11, Catch2 v2, clang with libFuzzer, cmake, chromium)" >&2
+  echo "(emscripten 3.1.x, nlohmann-json 3.11, Catch2 v2, clang with libFuzzer, cmake, chromium, nginx)" >&2
   exit 1
 fi
 sudo=""
