@@ -1,0 +1,115 @@
+/**
+ * What the test pages do with safetensors-wasm, written as an app would: default options only,
+ * no injected fetch. Each entry point (page.js, worker.js, bundle-entry.js) imports `open` the
+ * way an app does and hands it here; the results are plain data that the test compares with
+ * what the Node entry reads from the same bytes (tests/browser/default-path.test.js).
+ */
+
+/**
+ * @typedef {typeof import('../../../js/index.js').open} Open
+ * @typedef {import('../../../js/index.js').Tensor} Tensor
+ * @typedef {{ name: string, dtype: string, shape: number[], byteLength: number, sha256: string }} TensorDigest
+ * @typedef {{ names: string[], tensors: TensorDigest[] }} FileDigest
+ * @typedef {{ name: string, code: string | null, message: string, stack: string }} ErrorReport
+ */
+
+/**
+ * The files on the data origin, relative to its base URL. The sample model is served at three
+ * paths, one per kind of read, so that each reaches the network: Chromium's HTTP cache keeps
+ * ranges it has seen and would answer a second open of the same URL itself.
+ */
+export const PATHS = Object.freeze({
+  single: '/single/model.safetensors',   // every tensor
+  slices: '/slices/model.safetensors',   // SLICES
+  blob: '/blob/model.safetensors',       // fetched whole by the app, opened as a Blob
+  dtypes: '/dtypes/all.safetensors',     // a [4, 8] tensor of every dtype
+  index: '/sharded/model.safetensors.index.json',
+})
+
+/**
+ * Slices of the sample model (tests/fixtures/make-sample.js): one inside the first response's
+ * kept prefix, one across its end, the others past it (so they are ranged reads of their own).
+ * @type {ReadonlyArray<readonly [string, string]>}
+ */
+export const SLICES = Object.freeze([
+  ['model.embed_tokens.weight', '1:3'],
+  ['model.layers.2.mlp.up_proj.weight', ':, 2:10'],
+  ['model.layers.3.mlp.down_proj.weight', '-2:, 100:'],
+  ['lm_head.weight', '250:520'],
+  ['model.position_ids', '0, 5:9'],
+])
+
+/** @param {ArrayBufferView} view @returns {Promise<string>} lowercase hex */
+export async function sha256(view) {
+  // A copy the digest may read (a view of a SharedArrayBuffer would not do).
+  const bytes = new Uint8Array(view.byteLength)
+  bytes.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength))
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+/** @param {{ name: string, dtype: string, shape: ArrayLike<number | bigint> }} t @param {ArrayBufferView} data */
+export async function digestOf(t, data) {
+  return { name: t.name, dtype: t.dtype, shape: Array.from(t.shape, Number), byteLength: data.byteLength, sha256: await sha256(data) }
+}
+
+/**
+ * Opens `src` and reads every tensor (one `load` of all names), hashing a copy of each.
+ * @param {Open} open @param {Parameters<Open>[0]} src @returns {Promise<FileDigest>}
+ */
+export async function readEvery(open, src) {
+  const f = await open(src)
+  try {
+    const names = f.names
+    const tensors = await f.load(names)
+    /** @type {TensorDigest[]} */
+    const out = []
+    for (const name of names) {
+      const t = /** @type {Tensor} */ (tensors.get(name))
+      out.push(await digestOf(t, t.copy()))
+      t.dispose()
+    }
+    return { names, tensors: out }
+  } finally {
+    await f.close()
+  }
+}
+
+/**
+ * Opens `src` and reads each of SLICES, hashing a copy of each.
+ * @param {Open} open @param {Parameters<Open>[0]} src @returns {Promise<TensorDigest[]>}
+ */
+export async function readSlices(open, src) {
+  const f = await open(src)
+  try {
+    /** @type {TensorDigest[]} */
+    const out = []
+    for (const [name, spec] of SLICES) {
+      const t = await f.slice(name, spec)
+      out.push(await digestOf(t, t.copy()))
+      t.dispose()
+    }
+    return out
+  } finally {
+    await f.close()
+  }
+}
+
+/** @param {unknown} error @returns {ErrorReport} */
+export function errorReport(error) {
+  const e = /** @type {{ name?: unknown, code?: unknown, message?: unknown, stack?: unknown }} */ (error ?? {})
+  return {
+    name: String(e.name ?? 'Error'), code: typeof e.code === 'string' ? e.code : null,
+    message: String(e.message ?? error), stack: String(e.stack ?? ''),
+  }
+}
+
+/**
+ * Publishes what `work` gives as `results` on the page's global object, where the test waits
+ * for it: `{ ok: true, ...value }` or `{ ok: false, error }`.
+ * @param {() => Promise<Record<string, unknown>>} work
+ */
+export function publish(work) {
+  const g = /** @type {{ results?: unknown }} */ (/** @type {unknown} */ (globalThis))
+  work().then((value) => { g.results = { ok: true, ...value } }, (error) => { g.results = { ok: false, error: errorReport(error) } })
+}

@@ -1,0 +1,60 @@
+/**
+ * A module worker that uses the package's browser entry as an app's worker does: opens the file
+ * and slices on the data origin with default options, and transfers copies of the tensors to
+ * the page (`t.data` itself is a view of wasm memory, whose buffer cannot be transferred).
+ */
+import { open } from '../../../js/index.js'
+import { PATHS, SLICES, errorReport } from './checks.js'
+
+/**
+ * @typedef {{ name: string, dtype: string, shape: number[], type: string, data: ArrayBufferView }} Sent
+ * @typedef {{ kind: 'result', names: string[], tensors: Sent[], slices: Sent[], float32: Sent }
+ *   | { kind: 'detached', byteLengths: number[], dataTransfer: string }
+ *   | { kind: 'error', error: import('./checks.js').ErrorReport }} WorkerMessage
+ * @typedef {{ postMessage(message: WorkerMessage, transfer?: Transferable[]): void,
+ *   onmessage: ((event: MessageEvent<{ data: string }>) => void) | null }} Scope
+ */
+
+const scope = /** @type {Scope} */ (/** @type {unknown} */ (self))
+
+/** @param {import('../../../js/index.js').Tensor} t @param {ArrayBufferView} data @returns {Sent} */
+const sent = (t, data) => ({ name: t.name, dtype: t.dtype, shape: Array.from(t.shape, Number), type: data.constructor.name, data })
+
+scope.onmessage = async (/** @type {MessageEvent<{ data: string }>} */ event) => {
+  try {
+    const f = await open(event.data.data + PATHS.single)
+    /** @type {Sent[]} */
+    const tensors = []
+    const loaded = await f.load(f.names)
+    for (const t of loaded.values()) {
+      tensors.push(sent(t, t.copy()))
+      t.dispose()
+    }
+    /** @type {Sent[]} */
+    const slices = []
+    const g = await open(event.data.data + PATHS.slices)
+    for (const [name, spec] of SLICES) {
+      const t = await g.slice(name, spec)
+      slices.push(sent(t, t.copy()))
+      t.dispose()
+    }
+    await g.close()
+    const t = await f.tensor('model.embed_tokens.weight')
+    const float32 = sent(t, t.toFloat32())
+    // What an app that tries to transfer t.data meets: wasm memory's buffer is not detachable.
+    let dataTransfer = 'transferred'
+    try {
+      const view = t.data
+      scope.postMessage({ kind: 'error', error: errorReport(new Error('t.data was transferred')) }, [/** @type {ArrayBuffer} */ (view.buffer)])
+    } catch (error) {
+      dataTransfer = `refused: ${/** @type {Error} */ (error).name}`
+    }
+    t.dispose()
+    await f.close()
+    const views = [...tensors, ...slices, float32].map((s) => s.data)
+    scope.postMessage({ kind: 'result', names: [...loaded.keys()], tensors, slices, float32 }, views.map((v) => /** @type {ArrayBuffer} */ (v.buffer)))
+    scope.postMessage({ kind: 'detached', byteLengths: views.map((v) => v.byteLength), dataTransfer })
+  } catch (error) {
+    scope.postMessage({ kind: 'error', error: errorReport(error) })
+  }
+}

@@ -1,0 +1,322 @@
+// The package in headless Chromium exactly as an app uses it: a plain page on one origin imports
+// the browser entry (/js/index.js, unbundled) and opens files on another origin with default
+// options (no injected fetch, no test hooks); a module worker does the same and transfers what it
+// read; an esbuild bundle of a small app does the same from one bundle. Every tensor's dtype,
+// shape and SHA-256 must equal what the Node entry reads from the same bytes, and Chromium must
+// not see a request fail (a ranged body cancelled after it arrived whole shows as net::ERR_ABORTED).
+//
+// Why: open(url) once failed in every browser ("Failed to execute 'fetch' on 'Window': Illegal
+// invocation", fixed in e2d8424) while the browser tests passed, because they passed their own
+// fetch. Origin A (web-demo/serve.js) serves the page, js/, dist/ and the bundle; origin B
+// (tests/js/http-server.js) serves the data with CORS and Range.
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+import { chromium } from 'playwright-core'
+import { DTYPES, open, serialize } from '../../js/node.js'
+import { DTYPE_BITS } from '../../js/dtypes.js'
+import { sampleModel } from '../fixtures/make-sample.js'
+import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
+import { startServer as startAppServer } from '../../web-demo/serve.js'
+import { startServer as startDataServer } from '../js/http-server.js'
+import { PATHS, SLICES } from './app/checks.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
+  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
+
+const APP_DIR = fileURLToPath(new URL('./app/', import.meta.url))
+/** Where origin A serves tests/browser/app/: the repository's own layout, so that the pages'
+ * relative imports (../../../js/index.js) are the browser entry at /js/index.js. */
+const APP_URL = '/tests/browser/app/'
+const BUNDLE_URL = '/bundle/'
+/** The tensor the worker also sends as float32 (worker.js). */
+const FLOAT32_TENSOR = 'model.embed_tokens.weight'
+/** A large file made on demand, for the control: a body cancelled long before its end. */
+const LARGE = '/large/zeros.bin'
+const TIMEOUT = 30_000
+
+/**
+ * @typedef {import('./app/checks.js').TensorDigest} TensorDigest
+ * @typedef {import('./app/checks.js').FileDigest} FileDigest
+ * @typedef {import('./app/checks.js').ErrorReport} ErrorReport
+ * @typedef {import('../../js/index.js').Tensor} Tensor
+ * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
+ */
+
+/** @type {Awaited<ReturnType<typeof startAppServer>>} origin A: the app */
+let app
+/** @type {Awaited<ReturnType<typeof startDataServer>>} origin B: the data */
+let data
+/** @type {import('playwright-core').Browser} */
+let browser
+/** @type {string} */
+let bundleDir
+/** What the Node entry reads from the same bytes. */
+const expected = /** @type {{ single: FileDigest, dtypes: FileDigest, sharded: FileDigest, slices: TensorDigest[],
+  float32: TensorDigest, singleSize: number }} */ ({})
+/** @type {Map<string, number>} the data origin's files and their lengths */
+const sizes = new Map()
+
+/** @param {Uint8Array} bytes */
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex')
+
+/** @param {Tensor} t @param {Uint8Array} bytes @returns {TensorDigest} */
+const digestOf = (t, bytes) => ({ name: t.name, dtype: t.dtype, shape: t.shape.map(Number), byteLength: bytes.byteLength, sha256: sha256(bytes) })
+
+/**
+ * Every tensor of a file (or sharded set) through the Node entry, hashed with node:crypto.
+ * @param {Parameters<typeof open>[0]} src @param {Parameters<typeof open>[1]} [options] @returns {Promise<FileDigest>}
+ */
+async function readEvery(src, options) {
+  const f = await open(src, options)
+  try {
+    const names = f.names
+    const loaded = await f.load(names)
+    const tensors = names.map((name) => {
+      const t = /** @type {Tensor} */ (loaded.get(name))
+      const d = digestOf(t, t.bytes)
+      t.dispose()
+      return d
+    })
+    return { names, tensors }
+  } finally {
+    await f.close()
+  }
+}
+
+/** A [4, 8] tensor of every dtype, made of arbitrary bytes (NaN and Inf patterns included). */
+function allDtypesFile() {
+  /** @type {Record<string, { dtype: any, shape: number[], data: Uint8Array }>} */
+  const tensors = {}
+  for (const dtype of DTYPES) {
+    const bits = DTYPE_BITS[dtype]
+    tensors[dtype.toLowerCase()] = { dtype, shape: [4, 8], data: new Uint8Array((32 * bits) / 8).map((_, i) => (i * 37 + 11) & (dtype === 'BOOL' ? 1 : 255)) }
+  }
+  return serialize(tensors, { metadata: { note: 'made by tests/browser/default-path.test.js' } })
+}
+
+before(async () => {
+  if (skip) return
+  const sample = sampleModel()
+  const single = await serialize(/** @type {Parameters<typeof serialize>[0]} */ (sample.tensors), { metadata: sample.metadata })
+  const dtypes = await allDtypesFile()
+  const f = /** @type {SafetensorsFile} */ (await open(single))
+  const shards = await shardSample(f)
+  expected.slices = []
+  for (const [name, spec] of SLICES) {
+    const t = await f.slice(name, spec)
+    expected.slices.push(digestOf(t, t.bytes))
+    t.dispose()
+  }
+  const t = await f.tensor(FLOAT32_TENSOR)
+  const float32 = t.toFloat32()
+  expected.float32 = digestOf(t, new Uint8Array(float32.buffer, float32.byteOffset, float32.byteLength))
+  t.dispose()
+  await f.close()
+  expected.single = await readEvery(single)
+  expected.singleSize = single.length
+  expected.dtypes = await readEvery(dtypes)
+  const index = /** @type {Uint8Array} */ (shards.get(INDEX_NAME))
+  expected.sharded = await readEvery(index, { shards: new Map([...shards].filter(([name]) => name !== INDEX_NAME)) })
+  assert.deepEqual([...expected.sharded.names].sort(), [...expected.single.names].sort(), 'the shards hold the sample')
+  assert.ok(expected.slices.every((s) => s.byteLength > 0))
+
+  data = await startDataServer({ lifetime: 300_000 })
+  /** @param {string} path @param {Uint8Array} bytes */
+  const serve = (path, bytes) => {
+    data.addFile(path, bytes)
+    sizes.set(path, bytes.length)
+  }
+  for (const path of [PATHS.single, PATHS.slices, PATHS.blob]) serve(path, single)
+  serve(PATHS.dtypes, dtypes)
+  const folder = PATHS.index.slice(0, -INDEX_NAME.length)
+  for (const [name, bytes] of shards) serve(folder + name, bytes)
+  data.addVirtual(LARGE, { size: 256 * 1024 * 1024, fill: (out) => out.fill(0) })
+
+  app = await startAppServer()
+  for (const name of await readdir(APP_DIR)) app.addFile(APP_URL + name, await readFile(join(APP_DIR, name)))
+  // The bundled app: esbuild resolves 'safetensors-wasm' through package.json's exports, as in
+  // an app's build (platform 'browser': the "default" condition, js/index.js).
+  bundleDir = await mkdtemp(join(tmpdir(), 'st-bundle-'))
+  const result = await build({
+    entryPoints: [join(APP_DIR, 'bundle-entry.js')], bundle: true, format: 'esm', platform: 'browser',
+    splitting: true, outdir: bundleDir, entryNames: '[name]', metafile: true, logLevel: 'silent',
+  })
+  assert.deepEqual(result.errors, [])
+  const inputs = Object.keys(result.metafile.inputs)
+  assert.ok(inputs.includes('js/index.js') && !inputs.includes('js/node.js'), `the browser entry is bundled: ${inputs.join(', ')}`)
+  for (const name of await readdir(bundleDir)) app.addFile(BUNDLE_URL + name, await readFile(join(bundleDir, name)))
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  })
+})
+
+after(async () => {
+  await browser?.close()
+  await app?.close()
+  await data?.close()
+  if (bundleDir) await rm(bundleDir, { recursive: true })
+})
+
+/**
+ * Opens `path` on origin A with ?data= naming origin B (and `query`), waits for the page's
+ * `results`, then for every request to settle. Returns the results, script errors and every
+ * request Chromium reports as failed.
+ * @param {string} path @param {Record<string, string>} [query]
+ */
+async function runPage(path, query = {}) {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  /** @type {string[]} */
+  const errors = []
+  /** @type {string[]} */
+  const failed = []
+  /** @type {Set<import('playwright-core').Request>} */
+  const pending = new Set()
+  /** @type {string[]} */
+  const requested = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()) })
+  page.on('request', (r) => { pending.add(r); requested.push(r.url()) })
+  page.on('requestfinished', (r) => pending.delete(r))
+  page.on('requestfailed', (r) => {
+    pending.delete(r)
+    failed.push(`${r.method()} ${r.url()} ${r.headers().range ?? '(no Range)'}: ${r.failure()?.errorText}`)
+  })
+  try {
+    app.resetStats()
+    data.resetStats()
+    const url = new URL(app.url(path))
+    url.search = new URLSearchParams({ data: data.base, ...query }).toString()
+    await page.goto(url.href)
+    await page.waitForFunction(() => /** @type {any} */ (globalThis).results !== undefined, undefined, { timeout: TIMEOUT })
+    const results = /** @type {any} */ (await page.evaluate(() => /** @type {any} */ (globalThis).results))
+    // A cancelled body is reported when the network stack notices: wait for every request to end.
+    for (const deadline = Date.now() + 5000; pending.size > 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50))
+    return { results, errors, failed, requested, unsettled: [...pending].map((r) => r.url()) }
+  } finally {
+    await context.close()
+  }
+}
+
+/** Fails with the page's error (name, code, message, stack) when it reports one.
+ * @param {{ ok: boolean, error?: ErrorReport }} results */
+function assertOk(results) {
+  if (!results.ok) {
+    const e = /** @type {ErrorReport} */ (results.error)
+    assert.fail(`the page failed: ${e.name}${e.code ? ` [${e.code}]` : ''}: ${e.message}\n${e.stack}`)
+  }
+}
+
+/**
+ * The data server's log for `path`: at least `min` requests by the library, each a single Range
+ * request answered 206 with the whole range sent (the server stops writing when the client goes
+ * away), the first one the initial bytes=0-262143; and `plain` requests without Range (the app's
+ * own fetch), answered 200 with the whole file.
+ * @param {string} path @param {number} [min] 2: the header, then the tensors @param {number} [plain]
+ */
+function assertRanged(path, min = 2, plain = 0) {
+  const size = /** @type {number} */ (sizes.get(path))
+  const all = data.stats.log.filter((e) => e.path === path)
+  const whole = all.filter((e) => e.range === null)
+  assert.deepEqual(whole.map((e) => [e.status, e.bytes]), Array(plain).fill([200, size]), `${path}: requests without Range ${JSON.stringify(all)}`)
+  const log = all.filter((e) => e.range !== null)
+  assert.ok(log.length >= min, `${path}: at least ${min} Range requests: ${JSON.stringify(log)}`)
+  if (log.length > 0) assert.equal(log[0].range, 'bytes=0-262143', `${path}: the first request asks for the initial bytes`)
+  for (const e of log) {
+    const m = /^bytes=(\d+)-(\d+)$/.exec(e.range ?? '')
+    assert.ok(m, `${path}: a single range, not ${e.range}`)
+    assert.equal(e.status, 206, `${path} ${e.range}: HTTP ${e.status}`)
+    assert.equal(e.bytes, Math.min(Number(m[2]) + 1, size) - Number(m[1]), `${path} ${e.range}: the whole range was sent`)
+  }
+}
+
+/** @param {{ failed: string[], unsettled: string[], errors: string[] }} run @param {string} what */
+function assertCleanNetwork(run, what) {
+  assert.deepEqual(run.failed, [], `${what}: Chromium reports no failed request (a ranged body cancelled after it arrived ` +
+    'whole shows as net::ERR_ABORTED; js/http.js must read each ranged body to its end)')
+  assert.deepEqual(run.unsettled, [], `${what}: every request ended`)
+  assert.deepEqual(run.errors, [], `${what}: no script errors`)
+}
+
+test('a page reads a URL on another origin with default options: every tensor, slices, a sharded set, a Blob', { skip, timeout: 60_000 }, async () => {
+  const run = await runPage(`${APP_URL}page.html`, { run: 'main' })
+  assertOk(run.results)
+  const r = run.results
+  assert.deepEqual(r.single, expected.single, 'one file by URL: names, dtypes, shapes, bytes')
+  assert.deepEqual(r.dtypes, expected.dtypes, 'every dtype by URL')
+  assert.deepEqual(r.slices, expected.slices, 'slices by URL')
+  assert.deepEqual(r.sharded, expected.sharded, 'a sharded set by its index URL')
+  assert.equal(r.blobSize, expected.singleSize)
+  assert.deepEqual(r.blob, expected.single, 'a Blob')
+  assert.deepEqual(r.blobSlices, expected.slices, 'slices of a Blob')
+  // The data came from origin B, by Range, and nothing fetched the library from there.
+  assertRanged(PATHS.single)
+  assertRanged(PATHS.slices)
+  assertRanged(PATHS.dtypes, 1)  // a small file: one request
+  assertRanged(PATHS.blob, 0, 1)  // the app's own fetch of the whole file, for its Blob
+  const shardPaths = new Set(data.stats.log.filter((e) => e.path.startsWith('/sharded/') && e.path !== PATHS.index).map((e) => e.path))
+  assert.equal(shardPaths.size, 3, 'every shard was read')
+  for (const path of shardPaths) assertRanged(path)
+  assert.ok(run.requested.some((u) => u.startsWith(`${app.origin}/js/index.js`)), 'the page loaded the unbundled browser entry')
+  assertCleanNetwork(run, 'reads on the page')
+})
+
+test('a module worker reads with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
+  const run = await runPage(`${APP_URL}page.html`, { run: 'worker' })
+  assertOk(run.results)
+  const r = run.results
+  /** @param {{ type: string, sentType: string }[]} list */
+  const strip = (list) => list.map(({ type, sentType, ...digest }) => {
+    assert.equal(type, sentType, `${/** @type {any} */ (digest).name}: the array arrives as the ${sentType} that was sent`)
+    return digest
+  })
+  assert.deepEqual(r.names, expected.single.names)
+  assert.deepEqual(strip(r.tensors), expected.single.tensors, 'every tensor, read in the worker')
+  assert.deepEqual(strip(r.slices), expected.slices, 'slices, read in the worker')
+  assert.deepEqual(strip([r.float32]), [expected.float32], 'toFloat32 in the worker')
+  assert.equal(r.float32.type, 'Float32Array')
+  assert.ok(r.sentByteLengths.length === expected.single.tensors.length + expected.slices.length + 1 &&
+    r.sentByteLengths.every((/** @type {number} */ n) => n === 0), `postMessage detached every copy in the worker: ${r.sentByteLengths}`)
+  assert.match(r.dataTransfer, /^refused: /, 't.data (a view of wasm memory) cannot be transferred')
+  assertRanged(PATHS.single)
+  assertRanged(PATHS.slices)
+  assert.ok(run.requested.some((u) => u.startsWith(`${app.origin}${APP_URL}worker.js`)), 'the worker script was loaded')
+  // Chromium reports a dedicated worker's requests as the page's: the failed-request check sees
+  // them (more than reach the server: the HTTP cache answers the re-read of FLOAT32_TENSOR).
+  const seen = run.requested.filter((u) => u.startsWith(data.base)).length
+  assert.ok(seen > 0 && seen >= data.stats.requests, `the page saw the worker's ${data.stats.requests} data requests (${seen})`)
+  assertCleanNetwork(run, 'reads in the worker')
+})
+
+test('an esbuild bundle of an app reads every tensor and slices, loading nothing but the bundle', { skip, timeout: 60_000 }, async () => {
+  const run = await runPage(`${APP_URL}bundled.html`)
+  assertOk(run.results)
+  assert.deepEqual(run.results.single, expected.single, 'one file by URL, bundled')
+  assert.deepEqual(run.results.slices, expected.slices, 'slices, bundled')
+  const served = app.stats.log.map((e) => e.path).filter((p) => p !== '/favicon.ico')
+  assert.ok(served.length > 0 && served.every((p) => p === `${APP_URL}bundled.html` || p.startsWith(BUNDLE_URL)),
+    `origin A served only the page and the bundle: ${served.join(', ')}`)
+  assertRanged(PATHS.single)
+  assertRanged(PATHS.slices)
+  assertCleanNetwork(run, 'reads by the bundle')
+})
+
+test('control: the failed-request check sees a ranged body cancelled before its end', { skip, timeout: 60_000 }, async () => {
+  const run = await runPage(`${APP_URL}cancel-probe.html`, { path: LARGE })
+  assertOk(run.results)
+  assert.equal(run.results.status, 206)
+  assert.ok(run.results.firstChunk > 0)
+  assert.deepEqual(run.failed, [`GET ${data.base}${LARGE} bytes=0-: net::ERR_ABORTED`], 'what the check reports')
+  assert.deepEqual(run.errors, [])
+})
