@@ -1,6 +1,7 @@
 /**
- * What the CLI commands share: argument parsing, opening a source (path, URL or index, with -H
- * headers), the tensor list of a single or sharded file, the progress bar, error lines.
+ * What the CLI commands share: argument parsing, opening a source (path, URL, hf:// address or
+ * index, with -H headers, --token and --endpoint), the tensor list of a single or sharded file,
+ * the progress bar, error lines.
  */
 import { parseArgs } from 'node:util'
 import { SafetensorsError, ShardedFile, open } from './node.js'
@@ -11,7 +12,7 @@ import { formatBytes } from './format.js'
  * @typedef {{ name: string, dtype: string, shape: any[], byteOffset: number, byteLength: number,
  *   elements: number, shard?: string }} Row  a tensor (byteOffset: within its shard when sharded)
  * @typedef {{ path: string, file: SafetensorsFile }} Shard
- * @typedef {{ json: boolean, quiet: boolean, header: string[] }} CommonFlags
+ * @typedef {{ json: boolean, quiet: boolean, header: string[], token?: string, endpoint?: string }} CommonFlags
  * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean },
  *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
  */
@@ -21,6 +22,8 @@ const COMMON_OPTIONS = /** @type {const} */ ({
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   header: { type: 'string', short: 'H', multiple: true },
+  token: { type: 'string' },
+  endpoint: { type: 'string' },
 })
 
 /**
@@ -57,21 +60,48 @@ export function parseHeaders(list) {
   return headers
 }
 
+/**
+ * What `open` takes from the common flags: the -H headers and, for an hf:// address, --token and
+ * --endpoint (when absent, open itself falls back on HF_TOKEN and HF_ENDPOINT). Those two are
+ * refused for other sources rather than ignored: a token given for a URL would not be sent.
+ * @param {string} src
+ * @param {CommonFlags} flags
+ * @returns {import('./open.js').OpenOptions}
+ */
+export function openOptions(src, flags) {
+  /** @type {import('./open.js').OpenOptions} */
+  const options = { headers: parseHeaders(flags.header) }
+  if (flags.token === undefined && flags.endpoint === undefined) return options
+  if (!/^hf:\/\//i.test(src)) {
+    throw usageError(`--token and --endpoint are for hf:// addresses, not ${JSON.stringify(src)}; ` +
+      "for a URL, pass -H 'Authorization: Bearer ...'")
+  }
+  if (flags.endpoint !== undefined) {
+    let url = null
+    try { url = new URL(flags.endpoint) } catch { url = null }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw usageError(`--endpoint takes the Hub's http(s) URL, such as https://huggingface.co, got ${JSON.stringify(flags.endpoint)}`)
+    options.endpoint = flags.endpoint
+  }
+  if (flags.token !== undefined) options.token = flags.token
+  return options
+}
+
 /** @param {string} message */
 export function usageError(message) {
   return Object.assign(new Error(message), { usage: true })
 }
 
 /**
- * Opens a path, URL or `*.index.json`. For a sharded set, every shard header is read (with a
- * progress line when stderr is a terminal) so that the whole table is known.
+ * Opens a path, URL, hf:// address or `*.index.json`. For a sharded set, every shard header is
+ * read (with a progress line when stderr is a terminal) so that the whole table is known.
  * @param {string} src
  * @param {CommonFlags} flags
  * @param {Io} io
  * @returns {Promise<{ file: SafetensorsFile | ShardedFile, shards: Shard[] | null, close: () => Promise<void> }>}
  */
 export async function openForCli(src, flags, io) {
-  const f = await open(src, { headers: parseHeaders(flags.header) })
+  const f = await open(src, openOptions(src, flags))
   if (!(f instanceof ShardedFile)) return { file: f, shards: null, close: () => f.close() }
   try {
     const bar = progressBar(io, flags, 'shard headers', 'count')

@@ -8,7 +8,7 @@
  * The output goes through a temporary file renamed over <out> at the end (as writeFile does).
  */
 import { castChunks } from './cast.js'
-import { parseCommand, parseHeaders, progressBar, usageError } from './cli-common.js'
+import { openOptions, parseCommand, progressBar, usageError } from './cli-common.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { SafetensorsFile, open } from './node.js'
 import { writePlanned } from './node-write.js'
@@ -119,8 +119,8 @@ export async function main(argv, io) {
       throw usageError(`--only ${p}: ${/** @type {Error} */ (error).message}`)
     }
   }
-  const headers = parseHeaders(flags.header)
   const [input, output] = args
+  const opening = openOptions(input, flags)
   const controller = new AbortController()
   const interrupt = () => controller.abort()
   process.once('SIGINT', interrupt)
@@ -128,7 +128,7 @@ export async function main(argv, io) {
   const bar = progressBar(io, flags, 'converting')
   try {
     const r = await convertFile(input, output, {
-      dtype: target, signal: controller.signal, openOptions: { headers },
+      dtype: target, signal: controller.signal, openOptions: opening,
       only: filters.length ? (name) => filters.some((match) => match(name)) : undefined,
       onProgress: (p) => bar.update(p.loaded, p.total),
     })

@@ -10,7 +10,7 @@
  * counted: reported as a warning, or as a failure with --finite.
  */
 import { SafetensorsError, ShardedFile, open } from './node.js'
-import { describeFailure, errorJson, parseCommand, parseHeaders, progressBar, usageError } from './cli-common.js'
+import { describeFailure, errorJson, openOptions, parseCommand, progressBar, usageError } from './cli-common.js'
 import { DTYPE_BITS } from './dtypes.js'
 import { formatBytes, formatCount } from './format.js'
 
@@ -64,9 +64,10 @@ async function run(args, flags, io) {
     checks.push({ name, status: 'fail', detail: `${label ? `${label}: ` : ''}${describeFailure(error)}`, error: errorJson(error) })
   }
 
+  const opening = openOptions(src, flags)
   let f = null
   try {
-    f = await open(src, { headers: parseHeaders(flags.header) })
+    f = await open(src, opening)
   } catch (error) {
     if (!(error instanceof SafetensorsError)) throw error
     fail(checkOf(error), error)

@@ -30,6 +30,12 @@ options of every command:
   --json                      output for scripts, on stdout (progress and errors stay on stderr)
   --quiet, -q                 no progress bar
   -H, --header 'Name: value'  an HTTP header for URL sources (repeatable), e.g. Authorization
+  --token TOKEN               a Hub access token for hf:// sources (default: $HF_TOKEN)
+  --endpoint URL              the Hub for hf:// sources (default: $HF_ENDPOINT, else https://huggingface.co)
+
+sources: a path, an http(s) URL, a sharded set's *.index.json, or a Hub address:
+  hf://org/repo (its model.safetensors, else model.safetensors.index.json),
+  hf://org/repo@revision/path/file.safetensors, hf://datasets/org/repo/...
 `
 }
 
