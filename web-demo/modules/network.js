@@ -93,7 +93,12 @@ export class NetworkMeter {
         this.render()
       },
     }))
-    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers })
+    const wrapped = new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers })
+    // A constructed Response has no url: the reader takes `url` as where a redirect (the Hub's
+    // /resolve/ to its CDN) ended up and reads from there; without it every read would go
+    // through the redirect again.
+    Object.defineProperties(wrapped, { url: { value: response.url }, redirected: { value: response.redirected } })
+    return wrapped
   }
 
   /**
