@@ -1,15 +1,17 @@
 /**
- * The safetensors inspector: opens a file from a URL (ranged requests), a local file (read by
- * slices) or the bundled sample, and shows its header and the tensors you pick. Uses only the
- * package's public API (../js/index.js). `?url=...` opens a file on load; `&tensor=...` also
- * selects a tensor.
+ * The safetensors inspector: opens a file from a URL (ranged requests), a Hugging Face repo id
+ * (hf://...), a local file (read by slices) or the bundled sample, and shows its header and the
+ * tensors you pick. Uses only the package's public API (../js/index.js). `?url=...` or
+ * `?hf=org/repo[@revision][/path]` opens a file on load; `&tensor=...` also selects a tensor;
+ * `&endpoint=...` names another Hub for repo ids (a local one in tests, a mirror), shown on the
+ * page since the token goes there.
  */
 import { SafetensorsError } from '../js/index.js'
 import { TensorBrowser } from './modules/browser.js'
 import { isAwkward, renderAwkward } from './modules/awkward-view.js'
 import { byId } from './modules/dom.js'
 import { errorCard } from './modules/errors.js'
-import { fileLink, openLocal, openUrl } from './modules/model.js'
+import { fileLink, hubAddress, isHubAddress, openLocal, openUrl } from './modules/model.js'
 import { NetworkMeter } from './modules/network.js'
 import { renderSummary } from './modules/summary.js'
 import { Tasks } from './modules/task.js'
@@ -22,6 +24,9 @@ const SHARDED_SAMPLE = '../sample/sharded/model.safetensors.index.json'
 const ui = {
   urlForm: /** @type {HTMLFormElement} */ (byId('url-form')),
   urlInput: /** @type {HTMLInputElement} */ (byId('url-input')),
+  repoForm: /** @type {HTMLFormElement} */ (byId('repo-form')),
+  repoInput: /** @type {HTMLInputElement} */ (byId('repo-input')),
+  hubEndpoint: byId('hub-endpoint'),
   tokenInput: /** @type {HTMLInputElement} */ (byId('token-input')),
   fileInput: /** @type {HTMLInputElement} */ (byId('file-input')),
   error: byId('error'),
@@ -53,8 +58,31 @@ const browser = new TensorBrowser(byId('tensors'), (name) => {
 
 /** @type {import('./modules/model.js').Model | null} */
 let model = null
-/** The URL of the open file, for the address bar (null for a local file). @type {string | null} */
+/** The URL or hf:// address of the open file, for the address bar (null for a local file). @type {string | null} */
 let openedUrl = null
+
+const params = new URLSearchParams(location.search)
+/** The Hub that repo ids resolve against: `?endpoint=` when given (an http(s) URL), else the
+ * library's default (https://huggingface.co). Never used for URLs. */
+const hubEndpoint = endpointParam(params.get('endpoint'))
+
+/** @param {string | null} value @returns {string | null} */
+function endpointParam(value) {
+  if (!value) return null
+  try {
+    const url = new URL(value)
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/\/$/, '')
+  } catch {
+    // Not a URL: ignored, and said so below.
+  }
+  return null
+}
+if (hubEndpoint || params.get('endpoint')) {
+  ui.hubEndpoint.textContent = hubEndpoint
+    ? `Repo ids open from ${hubEndpoint} (set by the page address), and the token is sent there.`
+    : `The page address names an endpoint that is not an http(s) URL (${params.get('endpoint')}): repo ids open from the Hugging Face Hub.`
+  ui.hubEndpoint.hidden = false
+}
 
 /** @param {unknown} error */
 function showError(error) {
@@ -112,10 +140,11 @@ function show(next) {
 }
 
 /**
- * @param {string} href a URL, absolute or relative to this page
+ * @param {string} href a URL, absolute or relative to this page, or an hf:// address
  * @param {{ tensor?: string | null }} [options] a tensor to select once open
  */
 async function openFromUrl(href, options = {}) {
+  if (isHubAddress(href)) return openFromHub(href.trim(), options)
   clearMessages()
   await discard()
   let url
@@ -125,22 +154,43 @@ async function openFromUrl(href, options = {}) {
     showError(new SafetensorsError('UnsupportedSource', `${JSON.stringify(href)} is not a URL`))
     return
   }
-  openedUrl = url  // in the address bar from now on, so that a reload tries again
   ui.urlInput.value = url
-  setAddress(null)
   const token = ui.tokenInput.value.trim()
-  const headers = token ? { Authorization: `Bearer ${token}` } : undefined
+  await openRemote(url, { headers: token ? { Authorization: `Bearer ${token}` } : undefined }, options.tensor)
+}
+
+/**
+ * Opens a Hub address: the token goes to the Hub only (the library keeps it off the CDN).
+ * @param {string} address hf://org/repo[@revision][/path]
+ * @param {{ tensor?: string | null }} [options] a tensor to select once open
+ */
+async function openFromHub(address, options = {}) {
+  clearMessages()
+  await discard()
+  ui.repoInput.value = address.replace(/^hf:\/\//i, '')
+  const token = ui.tokenInput.value.trim() || undefined
+  await openRemote(address, { token, endpoint: hubEndpoint ?? undefined }, options.tensor)
+}
+
+/**
+ * Opens a URL or an hf:// address through the network meter and shows it.
+ * @param {string} src @param {{ headers?: Record<string, string>, token?: string, endpoint?: string }} access
+ * @param {string | null | undefined} tensor a tensor to select once open
+ */
+async function openRemote(src, access, tensor) {
+  openedUrl = src  // in the address bar from now on, so that a reload tries again
+  setAddress(null)
   meter.reset('http')
-  const opened = await tasks.run(`Opening ${url}`, (signal, progress) =>
-    openUrl(url, {
-      fetch: meter.fetch, headers, signal,
+  const opened = await tasks.run(`Opening ${src}`, (signal, progress) =>
+    openUrl(src, {
+      ...access, fetch: meter.fetch, signal,
       onShards: (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`),
     }))
   if (!opened) return
   show(opened)
-  const row = options.tensor ? opened.rows.find((r) => r.name === options.tensor) : null
+  const row = tensor ? opened.rows.find((r) => r.name === tensor) : null
   if (row) await view.show(row)
-  else if (options.tensor) showNotice(`This file has no tensor named “${options.tensor}”.`)
+  else if (tensor) showNotice(`This file has no tensor named “${tensor}”.`)
 }
 
 /** @param {File[]} files one file, or a sharded set's index with its shards */
@@ -157,20 +207,33 @@ async function openFromFiles(files) {
 }
 
 /**
- * Keeps ?url= (and &tensor=) in the address bar, so that the page can be reloaded or shared.
+ * Keeps ?url= or ?hf= (and &endpoint=, &tensor=) in the address bar, so that the page can be
+ * reloaded or shared. Never the token.
  * @param {string | null} tensor
  */
 function setAddress(tensor) {
-  const params = new URLSearchParams()
-  if (openedUrl) params.set('url', openedUrl)
-  if (openedUrl && tensor) params.set('tensor', tensor)
-  const query = params.toString()
+  const address = new URLSearchParams()
+  if (openedUrl && isHubAddress(openedUrl)) {
+    address.set('hf', openedUrl.replace(/^hf:\/\//i, ''))
+    if (hubEndpoint) address.set('endpoint', hubEndpoint)
+  } else if (openedUrl) {
+    address.set('url', openedUrl)
+  }
+  if (openedUrl && tensor) address.set('tensor', tensor)
+  const query = address.toString()
   history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`)
 }
 
 ui.urlForm.addEventListener('submit', (e) => {
   e.preventDefault()
   if (ui.urlInput.value.trim()) openFromUrl(ui.urlInput.value)
+})
+ui.repoForm.addEventListener('submit', (e) => {
+  e.preventDefault()
+  const text = ui.repoInput.value.trim()
+  if (!text) return
+  const address = hubAddress(text)
+  openFromUrl(address ?? text)  // another site's URL typed here opens as a URL
 })
 byId('sample-button').addEventListener('click', () => openFromUrl(SAMPLE))
 byId('sharded-sample-button').addEventListener('click', () => openFromUrl(SHARDED_SAMPLE))
@@ -212,6 +275,7 @@ document.addEventListener('keydown', (e) => {
 })
 
 view.clear()
-const params = new URLSearchParams(location.search)
+const startRepo = params.get('hf')
 const start = params.get('url')
-if (start) openFromUrl(start, { tensor: params.get('tensor') })
+if (startRepo) openFromHub(hubAddress(startRepo) ?? `hf://${startRepo}`, { tensor: params.get('tensor') })
+else if (start) openFromUrl(start, { tensor: params.get('tensor') })

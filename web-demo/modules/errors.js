@@ -75,6 +75,10 @@ export function describeError(error) {
       return { ...base, title: 'This cannot be opened here', hint: 'Open an http(s) URL, a local file, or the sample.' }
     case 'TensorNotFound':
       return { ...base, title: 'No such tensor', hint: 'The file has no tensor by this name.' }
+    case 'InvalidArgument':
+      if (/is not a Hub address/.test(error.message))
+        return { ...base, title: 'Not a Hugging Face repo id', hint: 'Type org/repo, org/repo@revision or org/repo/path/to/file.safetensors (datasets/org/repo/… for a dataset); a revision with a slash is URL-encoded: @refs%2Fpr%2F1.' }
+      return { ...base, title: 'Could not read the file', hint: '' }
     default:
       if (error.code in FORMAT_HINTS)
         return { ...base, title: 'Not a valid safetensors file', hint: FORMAT_HINTS[error.code] }

@@ -13,7 +13,7 @@ import { elementCount } from './format.js'
  * @typedef {{ path: string, byteLength: number, headerLength: number, tensors: number,
  *   metadata: Record<string, string> | null }} ShardSummary
  * @typedef {{
- *   label: string, kind: 'file' | 'sharded', source: 'url' | 'local',
+ *   label: string, kind: 'file' | 'sharded', source: 'url' | 'hub' | 'local',
  *   file: SafetensorsFile | ShardedFile,
  *   byteLength: number, headerLength: number,
  *   metadata: Record<string, unknown> | null,
@@ -25,18 +25,24 @@ import { elementCount } from './format.js'
  */
 
 /**
- * Opens a URL: a single file, or a sharded set whose shard headers are then all fetched.
- * @param {string} href absolute URL
+ * Opens a URL or a Hub address (hf://...): a single file, or a sharded set whose shard headers
+ * are then all fetched. `token` and `endpoint` are for Hub addresses (the token goes to the Hub
+ * only); `headers` for URLs.
+ * @param {string} href absolute URL, or hf://org/repo[@revision][/path]
  * @param {{ fetch: (input: string, init?: RequestInit) => Promise<Response>, headers?: Record<string, string>,
- *   signal: AbortSignal, onShards?: (done: number, total: number) => void }} options
+ *   token?: string, endpoint?: string, signal: AbortSignal, onShards?: (done: number, total: number) => void }} options
  * @returns {Promise<Model>}
  */
 export async function openUrl(href, options) {
-  const f = await open(href, { fetch: options.fetch, headers: options.headers, signal: options.signal })
-  const label = decodeURIComponent(new URL(href).pathname.split('/').pop() || href)
+  const hub = isHubAddress(href)
+  const f = await open(href, hub
+    ? { fetch: options.fetch, token: options.token, endpoint: options.endpoint, signal: options.signal }
+    : { fetch: options.fetch, headers: options.headers, signal: options.signal })
+  const label = hub ? href.replace(/^hf:\/\//i, '') : decodeURIComponent(new URL(href).pathname.split('/').pop() || href)
   try {
-    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, 'url')
-    return fileModel(f, label, 'url')
+    const source = hub ? 'hub' : 'url'
+    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, source)
+    return fileModel(f, label, source)
   } catch (error) {
     await f.close()
     throw error
@@ -88,7 +94,7 @@ export async function openLocal(files, wrap, signal, onShards) {
 }
 
 /**
- * @param {SafetensorsFile} f @param {string} label @param {'url' | 'local'} source
+ * @param {SafetensorsFile} f @param {string} label @param {Model['source']} source
  * @returns {Model}
  */
 function fileModel(f, label, source) {
@@ -103,7 +109,7 @@ function fileModel(f, label, source) {
  * Reads every shard's header (six at a time) and joins them into one table.
  * @param {ShardedFile} f @param {string} label @param {AbortSignal} signal
  * @param {((done: number, total: number) => void) | undefined} onShards
- * @param {'url' | 'local'} source
+ * @param {Model['source']} source
  * @returns {Promise<Model>}
  */
 async function shardedModel(f, label, signal, onShards, source) {
@@ -164,4 +170,40 @@ export function fileLink(href) {
   } catch {
     return href
   }
+}
+
+/** @param {string} text @returns {boolean} an hf:// address */
+export const isHubAddress = (text) => /^hf:\/\//i.test(text.trim())
+
+/**
+ * What the user typed in the repo id field as an hf:// address: `org/repo`,
+ * `org/repo@revision/path`, `datasets/org/repo/...`, an hf:// address as it is, or a link to a
+ * repo or file page on huggingface.co (…/org/repo/blob/main/x.safetensors, …/tree/main, …).
+ * null for another http(s) URL (to open as a URL). Anything else is passed on as `hf://text`,
+ * for open() to say what is wrong with it.
+ * @param {string} text
+ * @returns {string | null}
+ */
+export function hubAddress(text) {
+  const value = text.trim()
+  if (isHubAddress(value)) return value
+  let url = null
+  try { url = /^https?:\/\//i.test(value) ? new URL(value) : null } catch { url = null }
+  if (url && /(^|\.)huggingface\.co$/.test(url.hostname)) {
+    const parts = url.pathname.split('/').filter(Boolean)
+    const prefix = parts[0] === 'datasets' || parts[0] === 'spaces' ? `${parts.shift()}/` : ''
+    const [org, repo, kind, revision, ...path] = parts
+    if (org && repo) {
+      const at = kind && ['blob', 'resolve', 'tree'].includes(kind) && revision ? `@${encodeURIComponent(safeDecode(revision))}` : ''
+      const file = at && path.length > 0 ? `/${path.map(safeDecode).join('/')}` : ''
+      return `hf://${prefix}${org}/${repo}${at}${file}`
+    }
+  }
+  if (url) return null
+  return `hf://${value.replace(/^\/+/, '')}`
+}
+
+/** @param {string} segment */
+function safeDecode(segment) {
+  try { return decodeURIComponent(segment) } catch { return segment }
 }

@@ -26,7 +26,7 @@ export function renderSummary(section, model) {
   section.replaceChildren(...[
     el('div', { class: 'summary-head' },
       el('h2', { id: 'summary-title', class: 'file-name', title: model.label, text: model.label }),
-      el('span', { class: 'badge', text: sharded ? `sharded · ${model.shards?.length} ${model.source === 'local' ? 'local ' : ''}shards` : model.source === 'local' ? 'local file' : 'remote file' })),
+      el('span', { class: 'badge', text: sharded ? `sharded · ${model.shards?.length} ${model.source === 'local' ? 'local ' : ''}shards` : model.source === 'local' ? 'local file' : model.source === 'hub' ? 'Hugging Face Hub file' : 'remote file' })),
     el('dl', { class: 'tiles' },
       tile('File size', formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`),
       tile(sharded ? 'Headers' : 'Header', formatBytes(model.headerLength), `${formatCount(model.headerLength)} bytes${sharded ? ' in all' : ''}`),

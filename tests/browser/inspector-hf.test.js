@@ -1,0 +1,246 @@
+// The inspector (web-demo/) opening Hugging Face repo ids in headless Chromium, against the Hub
+// emulation (tests/js/hub-server.js: a hub and its CDN on two more origins, signed URLs that
+// expire), with `?endpoint=` pointing the page at it. The page itself comes from
+// web-demo/serve.js. Screenshots go to tests/artifacts/inspector/ (git-ignored).
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import { open, serialize } from '../../js/node.js'
+import { formatValue } from '../../js/format.js'
+import { sampleModel } from '../fixtures/make-sample.js'
+import { startServer } from '../../web-demo/serve.js'
+import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
+import { startHub } from '../js/hub-server.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
+const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
+  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
+
+const DOWN_PROJ = 'model.layers.0.mlp.down_proj.weight'
+const NORM = 'model.norm.weight'
+
+/** @type {Awaited<ReturnType<typeof startServer>>} */
+let server
+/** @type {Awaited<ReturnType<typeof startHub>>} */
+let hub
+/** @type {import('playwright-core').Browser} */
+let browser
+/** @type {Uint8Array} */
+let sampleBytes
+const expected = /** @type {{ tensors: number, parameters: number, downProj: import('../../js/index.js').Stats, shards: number }} */ ({})
+
+before(async () => {
+  if (skip) return
+  const sample = sampleModel()
+  sampleBytes = await serialize(sample.tensors, { metadata: sample.metadata })
+  const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(sampleBytes))
+  expected.tensors = f.names.length
+  expected.parameters = f.parameterCount().total
+  const t = await f.tensor(DOWN_PROJ)
+  expected.downProj = t.stats({ bins: 64 })
+  t.dispose()
+  const shardFiles = await shardSample(f)
+  await f.close()
+
+  hub = await startHub()
+  hub.addFile('org/tiny-llama', 'model.safetensors', sampleBytes)
+  hub.addFile('org/tiny-llama', 'config.json', new TextEncoder().encode('{"model_type": "llama"}'))
+  hub.addFile('org/gated-llama', 'model.safetensors', sampleBytes, { gated: true })
+  hub.addFile('org/revs', 'weights/model.safetensors', sampleBytes, { revision: 'refs/pr/1' })
+  for (const [name, bytes] of shardFiles) hub.addFile('org/sharded-llama', name, bytes)
+  expected.shards = shardFiles.size - 1
+  server = await startServer()
+  await mkdir(ARTIFACTS, { recursive: true })
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  })
+})
+
+after(async () => {
+  await browser?.close()
+  await server?.close()
+  await hub?.close()
+})
+
+/** The inspector with `?endpoint=` naming the emulated Hub, and more parameters. @param {Record<string, string>} [more] */
+function pageUrl(more = {}) {
+  return `${server.origin}/web-demo/?${new URLSearchParams({ ...more, endpoint: hub.base })}`
+}
+
+/** A fresh page (its own context) that fails the test on any script error. */
+async function newPage() {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 950 }, colorScheme: 'light' })
+  const page = await context.newPage()
+  /** @type {string[]} */
+  const errors = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()) })
+  return {
+    page,
+    async done() {
+      await context.close()
+      assert.deepEqual(errors, [], 'no script errors in the page')
+    },
+  }
+}
+
+/** @param {import('playwright-core').Page} page */
+async function waitOpened(page) {
+  await page.waitForSelector('#summary:not([hidden])', { timeout: 15_000 })
+}
+
+/** @param {import('playwright-core').Page} page @param {string} text */
+async function openRepo(page, text) {
+  await page.fill('#repo-input', text)
+  await page.click('#repo-form button[type="submit"]')
+}
+
+/** @param {import('playwright-core').Page} page @param {string} name */
+async function selectTensor(page, name) {
+  await page.click(`#panel-table tr[data-name="${name}"]`)
+  await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n &&
+    document.querySelector('.result')?.getAttribute('aria-busy') === null, name, { timeout: 15_000 })
+}
+
+/** @param {import('playwright-core').Page} page */
+async function errorShown(page) {
+  await page.waitForSelector('#error:not([hidden])', { timeout: 20_000 })
+  return page.evaluate(() => ({
+    title: document.querySelector('.error-title')?.textContent ?? '',
+    code: document.querySelector('.error-code')?.textContent ?? '',
+    text: document.querySelector('#error')?.textContent ?? '',
+  }))
+}
+
+/** The network panel's counts. @param {import('playwright-core').Page} page */
+function networkCounts(page) {
+  return page.evaluate(() => {
+    const e = /** @type {HTMLElement} */ (document.querySelector('#network'))
+    return { bytes: Number(e.dataset.bytes), requests: Number(e.dataset.requests), total: Number(e.dataset.total), text: e.textContent ?? '' }
+  })
+}
+
+test('a repo id opens: every tensor in the table, a tensor view loads, one resolve, the meter counts', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(pageUrl())
+  assert.match(await page.textContent('#hub-endpoint') ?? '', new RegExp(`Repo ids open from ${hub.base}`), 'the page says where repo ids go')
+  hub.resetStats()
+  await openRepo(page, 'org/tiny-llama')
+  await waitOpened(page)
+  assert.equal(await page.textContent('#summary-title'), 'org/tiny-llama')
+  assert.equal(await page.textContent('.summary .badge'), 'Hugging Face Hub file')
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
+  assert.equal(await page.textContent('#tensor-count'), `${expected.tensors} tensors`)
+  const tiles = await page.$$eval('.tile', (els) => els.map((e) => e.textContent))
+  assert.match(tiles[0] ?? '', new RegExp(`${sampleBytes.length.toLocaleString('en-US')} bytes`))
+  assert.match(tiles[3] ?? '', new RegExp(expected.parameters.toLocaleString('en-US')))
+
+  await selectTensor(page, DOWN_PROJ)
+  await page.waitForSelector('.heatmap-canvas[data-drawn]')
+  const stats = await page.$$eval('.stats-grid .stat', (els) => Object.fromEntries(els.map((e) => [e.querySelector('dt')?.textContent, e.querySelector('dd')?.textContent])))
+  assert.equal(stats.min, formatValue(expected.downProj.min))
+  assert.equal(stats.max, formatValue(expected.downProj.max))
+  assert.equal(stats.mean, formatValue(expected.downProj.mean))
+  assert.equal(await page.locator('.values-table tbody td.num').count(), 64)
+
+  // One resolve through the hub; the header and the tensor from the CDN; the meter saw both.
+  assert.deepEqual(hub.stats.hubLog.map((e) => [e.file, e.status]), [['model.safetensors', 302]])
+  assert.deepEqual(hub.stats.cdnLog.map((e) => e.status), [206, 206])
+  const sent = hub.stats.cdnLog.reduce((n, e) => n + e.bytes, 0)
+  await page.waitForFunction((b) => document.querySelector('#network')?.getAttribute('data-bytes') === String(b), sent, { timeout: 5000 })
+  const counts = await networkCounts(page)
+  assert.equal(counts.requests, 2, 'the redirect is followed inside one fetch: two requests for the page')
+  assert.equal(counts.total, sampleBytes.length)
+  const search = new URL(page.url()).searchParams
+  assert.deepEqual([search.get('hf'), search.get('endpoint'), search.get('tensor')], ['org/tiny-llama', hub.base, DOWN_PROJ])
+  await page.screenshot({ path: join(ARTIFACTS, 'hf-repo-opened.png'), fullPage: true })
+  await done()
+})
+
+test('a gated repo: access denied without a token, opens with the page\'s token, which never reaches the CDN', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(pageUrl())
+  await openRepo(page, 'org/gated-llama')
+  const error = await errorShown(page)
+  assert.equal(error.title, 'Access denied (HTTP 401)')
+  assert.match(error.text, /restricted/)
+  await page.screenshot({ path: join(ARTIFACTS, 'hf-gated-denied.png'), fullPage: true })
+  hub.resetStats()
+  await page.click('.token summary')
+  await page.fill('#token-input', hub.token)
+  await openRepo(page, 'org/gated-llama/model.safetensors')
+  await waitOpened(page)
+  assert.ok(await page.isHidden('#error'))
+  await selectTensor(page, NORM)
+  assert.deepEqual(hub.stats.hubLog.map((e) => e.authorization), [`Bearer ${hub.token}`])
+  assert.ok(hub.stats.cdnLog.length >= 2)
+  for (const e of hub.stats.cdnLog) assert.deepEqual([e.authorization, e.cookie], [null, null])
+  assert.ok(!page.url().includes(hub.token), 'the token is never put in the address')
+  await done()
+})
+
+test('after the CDN URL expires, the next tensor is read with one more resolve', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(pageUrl())
+  hub.resetStats()
+  await openRepo(page, 'org/tiny-llama')
+  await waitOpened(page)
+  hub.expireAll()
+  await selectTensor(page, DOWN_PROJ)
+  await page.waitForSelector('.heatmap-canvas[data-drawn]')
+  assert.equal(await page.textContent('.stats-grid .stat:first-child dd'), formatValue(expected.downProj.min))
+  assert.deepEqual(hub.stats.hubLog.map((e) => [e.range, e.status]), [['bytes=0-262143', 302], ['bytes=0-0', 302]])
+  assert.deepEqual(hub.stats.cdnLog.map((e) => e.status), [206, 403, 206, 206])
+  assert.ok(await page.isHidden('#error'))
+  await done()
+})
+
+test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and huggingface.co links work', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(pageUrl({ hf: 'org/sharded-llama', tensor: NORM }))
+  await waitOpened(page)
+  assert.equal(await page.textContent('.summary .badge'), `sharded · ${expected.shards} shards`)
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
+  await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n, NORM)
+  assert.equal(await page.inputValue('#repo-input'), 'org/sharded-llama')
+  assert.ok(hub.stats.hubLog.some((e) => e.file === INDEX_NAME && e.status === 200))
+  await page.screenshot({ path: join(ARTIFACTS, 'hf-sharded.png'), fullPage: true })
+
+  await page.fill('#url-input', 'hf://org/revs@refs%2Fpr%2F1/weights/model.safetensors')
+  await page.click('#url-form button[type="submit"]')
+  await page.waitForFunction(() => document.querySelector('#summary-title')?.textContent === 'org/revs@refs%2Fpr%2F1/weights/model.safetensors')
+  assert.deepEqual(hub.stats.hubLog.slice(-1).map((e) => [e.revision, e.file]), [['refs/pr/1', 'weights/model.safetensors']])
+  assert.equal(new URL(page.url()).searchParams.get('hf'), 'org/revs@refs%2Fpr%2F1/weights/model.safetensors')
+
+  // A huggingface.co page link in the repo field: the same file, from the configured Hub.
+  await openRepo(page, 'https://huggingface.co/org/tiny-llama/blob/main/model.safetensors')
+  await page.waitForFunction(() => document.querySelector('#summary-title')?.textContent === 'org/tiny-llama@main/model.safetensors')
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
+  await done()
+})
+
+test('what cannot be opened says why: a bad repo id, a repo without weights, a missing file', { skip }, async () => {
+  const { page, done } = await newPage()
+  await page.goto(pageUrl())
+  await openRepo(page, 'just-a-name')
+  let error = await errorShown(page)
+  assert.equal(error.title, 'Not a Hugging Face repo id')
+  assert.equal(error.code, 'InvalidArgument')
+  hub.addFile('org/no-weights', 'README.md', new TextEncoder().encode('# nothing'))
+  await openRepo(page, 'org/no-weights')
+  await page.waitForFunction(() => document.querySelector('.error-code')?.textContent === 'NotFound')
+  error = await errorShown(page)
+  assert.match(error.text, /neither model\.safetensors nor model\.safetensors\.index\.json/)
+  await openRepo(page, 'org/tiny-llama/nope.safetensors')
+  await page.waitForFunction(() => /Entry not found/.test(document.querySelector('#error')?.textContent ?? ''))
+  error = await errorShown(page)
+  assert.equal(error.title, 'Not found (HTTP 404)')
+  await done()
+})
