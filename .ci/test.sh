@@ -33,7 +33,7 @@ cxx_suite() {  # build dir, then extra cmake arguments
 
 wasm_suite() {
   [ -f build/wasm-tests/Makefile ] || emcmake cmake -S . -B build/wasm-tests -DST_WASM_TESTS=ON >/dev/null
-  cmake --build build/wasm-tests --target core_tests -- -j2 2>&1 | { grep -E "error|warning" || true; } &&
+  cmake --build build/wasm-tests --target core_tests heap_guard_tests -- -j2 2>&1 | { grep -E "error|warning" || true; } &&
     ctest --test-dir build/wasm-tests --output-on-failure
 }
 

@@ -60,18 +60,19 @@ export function loadCore() {
 const MAX_ALLOCATION = 0xffff0000
 
 /**
- * Allocates `byteLength` bytes on the wasm heap. The caller owns the pointer.
+ * Allocates `byteLength` bytes on the wasm heap. The caller owns the pointer. A request the heap
+ * cannot hold is OutOfMemory, and the heap stays usable (src/heap_guard.cpp).
  * @param {any} core
  * @param {number} byteLength
  * @returns {number} the pointer, as an unsigned number
  */
 export function heapAlloc(core, byteLength) {
-  if (byteLength > MAX_ALLOCATION)
-    throw new SafetensorsError('OutOfMemory',
-      `cannot allocate ${byteLength} bytes: the wasm32 heap holds at most 4 GiB`)
-  const ptr = core._malloc(Math.max(byteLength, 1)) >>> 0
-  if (ptr === 0)
-    throw new SafetensorsError('OutOfMemory', `wasm heap allocation of ${byteLength} bytes failed`)
+  const ptr = byteLength > MAX_ALLOCATION ? 0 : core._malloc(Math.max(byteLength, 1)) >>> 0
+  if (ptr === 0) {
+    throw new SafetensorsError('OutOfMemory', `cannot allocate ${byteLength} bytes in the wasm heap, which holds ` +
+      `${core.heapInUse()} bytes now and cannot grow past 4 GiB: read less at once (a slice), or dispose ` +
+      'tensors no longer needed')
+  }
   return ptr
 }
 
