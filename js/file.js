@@ -179,7 +179,7 @@ export class SafetensorsFile {
    * [0, [2, 5]] (an integer drops the dimension, [start, stop] keeps it; null or a missing
    * bound means the dimension's start or end; negative values count from the end).
    * @param {string} name
-   * @param {string | Array<number | [number | null, number | null] | null>} spec
+   * @param {string | Array<number | bigint | [number | bigint | null, number | bigint | null] | null>} spec
    * @param {ReadOptions} [options]
    * @returns {Promise<Tensor>}
    */
@@ -263,7 +263,10 @@ export class SafetensorsFile {
 }
 
 /**
- * @param {string | Array<number | [number | null, number | null] | null>} spec
+ * The slice as the core's text form. An array holds, per leading dimension, an index (a Number or
+ * BigInt), a range [start, stop] (either may be null or omitted for the dimension's end) or null
+ * for the whole dimension; anything else (a step, a third bound, a fraction) is InvalidSlice.
+ * @param {string | Array<number | bigint | [number | bigint | null, number | bigint | null] | null>} spec
  * @param {string} tensor
  * @returns {string}
  */
@@ -271,10 +274,27 @@ function specText(spec, tensor) {
   if (typeof spec === 'string') return spec
   if (!Array.isArray(spec))
     throw new SafetensorsError('InvalidSlice', 'a slice is a string like "0, 2:5" or an array like [0, [2, 5]]', { tensor })
-  return spec.map((s) => {
-    if (s === null) return ':'
-    if (Array.isArray(s)) return `${s[0] ?? ''}:${s[1] ?? ''}`
-    if (Number.isInteger(s)) return String(s)
-    throw new SafetensorsError('InvalidSlice', `slice element ${JSON.stringify(s)} is not an integer, [start, stop] or null`, { tensor })
+  /** @param {unknown} v @returns {string} */
+  const describe = (v) => (typeof v === 'bigint' ? `${v}n` : Array.isArray(v) ? `[${v.map(describe).join(', ')}]`
+    : typeof v === 'string' ? JSON.stringify(v) : String(v))
+  /** @param {unknown} v */
+  const integer = (v) => typeof v === 'bigint' || Number.isInteger(v)
+  return spec.map((s, dim) => {
+    if (s === null || s === undefined) return ':'
+    if (integer(s)) return String(s)
+    if (Array.isArray(s)) {
+      const bound = (/** @type {unknown} */ v) => v === null || v === undefined || integer(v)
+      if (s.length > 2) {
+        throw new SafetensorsError('InvalidSlice', `slice element ${describe(s)} (dimension ${dim}) has ${s.length} ` +
+          'numbers: a range is [start, stop]; steps are not supported', { tensor })
+      }
+      if (!bound(s[0]) || !bound(s[1])) {
+        throw new SafetensorsError('InvalidSlice', `slice element ${describe(s)} (dimension ${dim}): the bounds of a ` +
+          'range are integers or null', { tensor })
+      }
+      return `${s[0] ?? ''}:${s[1] ?? ''}`
+    }
+    throw new SafetensorsError('InvalidSlice', `slice element ${describe(s)} (dimension ${dim}) is not an integer, ` +
+      '[start, stop] or null', { tensor })
   }).join(',')
 }

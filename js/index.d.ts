@@ -220,7 +220,7 @@ export declare class Tensor {
   [Symbol.dispose](): void
 }
 
-export type SliceSpec = string | Array<number | [number | null, number | null] | null>
+export type SliceSpec = string | Array<number | bigint | [number | bigint | null, number | bigint | null] | null>
 
 export declare class SafetensorsFile {
   readonly byteLength: number
@@ -320,7 +320,7 @@ export type TensorsInput =
 
 export interface WriteOptions {
   /** String-to-string metadata; null or absent writes no __metadata__ key. */
-  metadata?: Record<string, string> | null
+  metadata?: Record<string, string> | Map<string, string> | null
 }
 
 /** The whole file in one exact-size Uint8Array; each tensor's bytes are copied once. */

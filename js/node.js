@@ -1,15 +1,14 @@
 /**
  * safetensors-wasm, Node entry: everything in index.js, plus file paths for `open`.
  */
-import { readFile } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
 import { httpUrl, resolveUrl } from './http.js'
-import { nodeFileSource } from './node-file.js'
+import { nodeFileSource, openRegularFile } from './node-file.js'
 import { isHfUrl, openAny, openUrl } from './open.js'
-import { ShardedFile, openIndexWith, parseIndex, shardMissing } from './sharded.js'
+import { MAX_INDEX_BYTES, ShardedFile, openIndexWith, parseIndex, shardMissing } from './sharded.js'
 
 export * from './index.js'
 export { nodeFileSource } from './node-file.js'
@@ -30,12 +29,21 @@ async function resolvePath(src) {
  * @param {import('./open.js').OpenOptions} options
  */
 async function openIndexPath(path, options) {
+  const { handle, size } = await openRegularFile(path)
   let text
   try {
-    text = await readFile(path)
-  } catch (error) {
-    const e = /** @type {NodeJS.ErrnoException} */ (error)
-    throw new SafetensorsError(e.code === 'ENOENT' ? 'NotFound' : 'IoError', `cannot open ${path}: ${e.message}`, { cause: error })
+    if (size > MAX_INDEX_BYTES) {
+      throw new SafetensorsError('InvalidIndex', `${path} is ${size} bytes, more than an index can be ` +
+        `(at most ${MAX_INDEX_BYTES}): is it a shard?`)
+    }
+    text = new Uint8Array(size)
+    for (let at = 0; at < size;) {
+      const { bytesRead } = await handle.read(text, at, size - at, at)
+      if (bytesRead === 0) throw new SafetensorsError('ShortRead', `${path}: read ${at} of ${size} bytes`, { offset: at })
+      at += bytesRead
+    }
+  } finally {
+    await handle.close()
   }
   const index = parseIndex(text, path)
   const folder = resolve(dirname(path))

@@ -20,7 +20,7 @@ import { sourceOf } from './sources.js'
 const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
 /** An index is read whole; one larger than this is a mistake (a shard given as the index, say),
  * refused before gigabytes are read, over HTTP as from a file. Real indexes: 10 KB to 60 MB. */
-const MAX_INDEX_BYTES = 64 * 1024 * 1024
+export const MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 /**
  * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile

@@ -12,7 +12,7 @@ import { heapAlloc, heapView, loadCore } from './wasm.js'
  * @typedef {ArrayBufferView | ArrayBuffer} TensorData
  * @typedef {{ dtype: string, shape: ArrayLike<number | bigint>, data: TensorData }} TensorLike
  * @typedef {Record<string, TensorLike> | Map<string, TensorLike | Tensor> | Iterable<[string, TensorLike | Tensor]> | Iterable<Tensor>} TensorsInput
- * @typedef {{ metadata?: Record<string, string> | null }} WriteOptions
+ * @typedef {{ metadata?: Record<string, string> | Map<string, string> | null }} WriteOptions
  * @typedef {{ name: string, dtype: string, shape: (number | bigint)[], byteLength: number }} PlanEntry
  * @typedef {PlanEntry & { bytes: () => Uint8Array }} Entry
  */
@@ -25,18 +25,33 @@ const encoder = /* @__PURE__ */ new TextEncoder()
  * @returns {Entry}
  */
 function toEntry(name, value) {
+  if (typeof name !== 'string') {
+    throw new SafetensorsError('InvalidArgument', `a tensor name is ${typeof name === 'symbol' ? String(name) : typeof name}, ` +
+      'not a string')
+  }
   if (value instanceof Tensor) {
     return { name, dtype: value.dtype, shape: [...value.shape], byteLength: value.byteLength, bytes: () => value.bytes }
   }
   if (typeof value !== 'object' || value === null)
     throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(name)} is not { dtype, shape, data }`, { tensor: name })
-  const { data } = value
+  const { data, shape } = value
+  if (shape === undefined || shape === null || typeof shape !== 'object' || typeof shape.length !== 'number') {
+    throw new SafetensorsError('InvalidArgument', `tensor ${JSON.stringify(name)} has no shape (an array of ` +
+      'dimensions; [] for a scalar)', { tensor: name })
+  }
   /** @type {Uint8Array} */
   let bytes
-  if (data instanceof ArrayBuffer) bytes = new Uint8Array(data)
-  else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-  else throw new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(name)} is not a TypedArray, DataView or ArrayBuffer`, { tensor: name })
-  return { name, dtype: value.dtype, shape: Array.from(value.shape ?? []), byteLength: bytes.byteLength, bytes: () => bytes }
+  try {
+    if (data instanceof ArrayBuffer) bytes = new Uint8Array(data)
+    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    else throw new SafetensorsError('TensorInvalidInfo', `data of tensor ${JSON.stringify(name)} is not a TypedArray, DataView or ArrayBuffer`, { tensor: name })
+  } catch (error) {
+    if (error instanceof SafetensorsError) throw error
+    // A detached buffer (transferred to a Worker, say) cannot be viewed.
+    throw new SafetensorsError('InvalidArgument', `data of tensor ${JSON.stringify(name)} cannot be read: its buffer ` +
+      'is detached (transferred with postMessage?)', { tensor: name, cause: error })
+  }
+  return { name, dtype: value.dtype, shape: Array.from(shape), byteLength: bytes.byteLength, bytes: () => bytes }
 }
 
 /**
@@ -46,6 +61,9 @@ function toEntry(name, value) {
 export function toEntries(tensors) {
   /** @type {Entry[]} */
   const entries = []
+  if (tensors === null || tensors === undefined) {
+    throw new SafetensorsError('InvalidArgument', `tensors is ${tensors}: give an object, a Map or an iterable of tensors`)
+  }
   if (tensors instanceof Map) {
     for (const [name, value] of tensors) entries.push(toEntry(name, value))
   } else if (typeof (/** @type {any} */ (tensors))[Symbol.iterator] === 'function') {
@@ -121,18 +139,42 @@ function flatten(entries, metadata) {
 }
 
 /**
+ * Metadata as a plain object: a plain object as it is, a Map of strings to strings turned into
+ * one; anything else (an array, a Set, a class instance, whose entries Object.entries would not
+ * see) is refused rather than written as {}.
+ * @param {unknown} metadata
+ * @returns {Record<string, string> | null | undefined}
+ */
+function plainMetadata(metadata) {
+  if (metadata === undefined || metadata === null) return metadata
+  if (metadata instanceof Map) {
+    for (const key of metadata.keys()) {
+      if (typeof key !== 'string') {
+        throw new SafetensorsError('InvalidHeaderDeserialization', `a metadata key is ${typeof key === 'symbol' ? String(key) : typeof key}, not a string`)
+      }
+    }
+    return Object.fromEntries(metadata)
+  }
+  const proto = typeof metadata === 'object' ? Object.getPrototypeOf(metadata) : undefined
+  if (proto !== Object.prototype && proto !== null) {
+    throw new SafetensorsError('InvalidHeaderDeserialization', 'metadata must be an object or a Map of strings to strings, ' +
+      `or null, not ${Array.isArray(metadata) ? 'an array' : typeof metadata === 'object' ? proto?.constructor?.name ?? 'an object' : typeof metadata}`)
+  }
+  return /** @type {Record<string, string>} */ (metadata)
+}
+
+/**
  * Plans the file: header bytes (a JS copy), the write order, and the file length. Only the
  * entries' names, dtypes, shapes and byte lengths are used: their bytes may come later.
  * @template {PlanEntry} E
  * @param {E[]} entries
- * @param {Record<string, string> | null | undefined} metadata
+ * @param {WriteOptions['metadata']} metadata
  * @returns {Promise<{ header: Uint8Array, order: E[], fileLength: number }>}
  */
 export async function planFile(entries, metadata) {
-  if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata)))
-    throw new SafetensorsError('InvalidHeaderDeserialization', 'metadata must be an object of strings, or null')
+  const plain = plainMetadata(metadata)
   const core = await loadCore()
-  const { names, dtypes, dims, metaStrings } = flatten(entries, metadata)
+  const { names, dtypes, dims, metaStrings } = flatten(entries, plain)
   const n = entries.length
   const nameBytes = names.reduce((s, b) => s + b.length, 0)
   const metaBytes = metaStrings.reduce((s, b) => s + b.length, 0)
@@ -163,7 +205,7 @@ export async function planFile(entries, metadata) {
     at = block + metaAt
     for (const b of metaStrings) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
     const ok = core.writePlannerPlan(planner, n, block + namesAt, block + nameLengthsAt, block + dtypesAt, block + ranksAt,
-      block, block + layout.byteLengths, metadata !== undefined && metadata !== null, metaStrings.length / 2,
+      block, block + layout.byteLengths, plain !== undefined && plain !== null, metaStrings.length / 2,
       block + metaAt, block + metaLengthsAt)
     if (!ok) throw fromCoreError(core.writePlannerError(planner))
     const header = heapView(core, core.writePlannerHeader(planner), core.writePlannerHeaderLength(planner)).slice()

@@ -299,7 +299,7 @@ test('InvalidSlice: start > stop, a spec that does not parse, a spec of the wron
   })
   await expectError(() => f.slice('a', [1.5]), {
     code: 'InvalidSlice', tensor: 'a', offset: null,
-    message: 'slice element 1.5 is not an integer, [start, stop] or null',
+    message: 'slice element 1.5 (dimension 0) is not an integer, [start, stop] or null',
   })
 })
 

@@ -1,0 +1,148 @@
+// What a careless or hostile caller gives the API, and what it gets back: a coded SafetensorsError
+// naming what was wrong, never a TypeError, a hang or data lost without a word. Slices with
+// BigInts, steps or stray bounds; close() during a read; writer input that is not what it takes;
+// paths that are not regular files (a FIFO would block forever); indexes too large to be one.
+import assert from 'node:assert/strict'
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { SafetensorsError, open, serialize } from '../../js/node.js'
+import { startServer } from './http-server.js'
+
+const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+
+/** @type {string} */
+let dir
+/** @type {Awaited<ReturnType<typeof startServer>>} */
+let server
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'st-careless-'))
+  server = await startServer()
+})
+after(() => {
+  rmSync(dir, { recursive: true, force: true })
+  return server.close()
+})
+
+/**
+ * @param {Promise<unknown> | (() => unknown)} action
+ * @param {string} code @param {RegExp} [message]
+ */
+async function fails(action, code, message) {
+  try {
+    await (typeof action === 'function' ? action() : action)
+  } catch (error) {
+    assert.ok(error instanceof SafetensorsError, `not a SafetensorsError: ${error}`)
+    assert.equal(error.code, code, error.message)
+    if (message) assert.match(error.message, message)
+    return error
+  }
+  assert.fail(`expected ${code}, it succeeded`)
+}
+
+test('slices: BigInt indices work; steps, extra bounds and fractions are InvalidSlice', async () => {
+  const data = new Float32Array(6 * 8).map((_, i) => i)
+  const f = /** @type {import('../../js/node.js').SafetensorsFile} */ (await open(await serialize({ m: { dtype: 'F32', shape: [6, 8], data } })))
+  const byNumber = await f.slice('m', [5])
+  const byBigInt = await f.slice('m', [5n])
+  assert.deepEqual(byBigInt.shape, [8])
+  assert.deepEqual(byBigInt.copy(), byNumber.copy())
+  const range = await f.slice('m', [[1n, 3n], [null, 2n]])
+  assert.deepEqual(range.shape, [2, 2])
+  assert.deepEqual([...range.toFloat32()], [8, 9, 16, 17])
+  const e = await fails(f.slice('m', [[0, 4, 2]]), 'InvalidSlice', /\[0, 4, 2\] \(dimension 0\) has 3 numbers: a range is \[start, stop\]; steps are not supported/)
+  assert.equal(e.tensor, 'm')
+  await fails(f.slice('m', [[0, 4, -1]]), 'InvalidSlice', /steps are not supported/)
+  await fails(f.slice('m', [[1, 2, 3, 4]]), 'InvalidSlice', /has 4 numbers/)
+  await fails(f.slice('m', [null, [0.5, 2]]), 'InvalidSlice', /\[0\.5, 2\] \(dimension 1\): the bounds of a range are integers or null/)
+  await fails(f.slice('m', [['1', 2]]), 'InvalidSlice', /\["1", 2\]/)
+  await fails(f.slice('m', [{}]), 'InvalidSlice', /\[object Object\] \(dimension 0\) is not an integer/)
+  await fails(f.slice('m', [2n ** 70n]), 'InvalidSlice', /does not fit/)
+  for (const t of [byNumber, byBigInt, range]) t.dispose()
+})
+
+test('close() during a Node file read rejects the read with Closed', async () => {
+  // A sparse file: one 512 MiB tensor of zeros, read in 64 MiB pieces.
+  const path = join(dir, 'big.safetensors')
+  const bytes = await serialize({ big: { dtype: 'U8', shape: [8], data: new Uint8Array(8) } })
+  const header = new TextDecoder().decode(bytes.subarray(8, 8 + Number(new DataView(bytes.buffer).getBigUint64(0, true))))
+  const big = header.replace('"shape":[8]', `"shape":[${512 * 2 ** 20}]`).replace('"data_offsets":[0,8]', `"data_offsets":[0,${512 * 2 ** 20}]`)
+  const padded = big.padEnd(Math.ceil(big.length / 8) * 8, ' ')
+  const prefix = new Uint8Array(8 + padded.length)
+  new DataView(prefix.buffer).setBigUint64(0, BigInt(padded.length), true)
+  prefix.set(new TextEncoder().encode(padded), 8)
+  writeFileSync(path, prefix)
+  truncateSync(path, prefix.length + 512 * 2 ** 20)
+  const f = await open(path)
+  const reading = f.tensor('big').then(() => null, (error) => error)
+  await new Promise((resolve) => setImmediate(resolve))
+  await f.close()
+  await fails(reading.then((error) => { throw error }), 'Closed', /was closed/)
+  await fails(f.tensor('big'), 'Closed')
+})
+
+test('the writer refuses what it cannot write, naming the tensor, and takes metadata as a Map', async () => {
+  const ok = { dtype: 'F32', shape: [1], data: new Float32Array(1) }
+  await fails(serialize(/** @type {any} */ (null)), 'InvalidArgument', /tensors is null/)
+  await fails(serialize(/** @type {any} */ (undefined)), 'InvalidArgument', /tensors is undefined/)
+  await fails(serialize(/** @type {any} */ (new Map([[Symbol('w'), ok]]))), 'InvalidArgument', /a tensor name is Symbol\(w\), not a string/)
+  const values = new Float32Array(1)
+  structuredClone(values.buffer, { transfer: [values.buffer] })  // as postMessage(x, [x.buffer]) leaves it
+  let e = await fails(serialize({ w: { dtype: 'F32', shape: [1], data: values } }), 'InvalidArgument', /detached/)
+  assert.equal(e.tensor, 'w')
+  e = await fails(serialize({ w: /** @type {any} */ ({ dtype: 'F32', data: new Float32Array(1) }) }), 'InvalidArgument', /has no shape .*\[\] for a scalar/)
+  assert.equal(e.tensor, 'w')
+  await fails(serialize({ w: ok }, { metadata: /** @type {any} */ (new Set(['a'])) }), 'InvalidHeaderDeserialization', /not Set/)
+  await fails(serialize({ w: ok }, { metadata: /** @type {any} */ (['a']) }), 'InvalidHeaderDeserialization', /not an array/)
+  await fails(serialize({ w: ok }, { metadata: /** @type {any} */ (new Map([[1, 'a']])) }), 'InvalidHeaderDeserialization', /a metadata key is number/)
+  const bytes = await serialize({ w: ok }, { metadata: new Map([['format', 'pt'], ['note', 'from a Map']]) })
+  const f = await open(bytes)
+  assert.deepEqual(f.metadata, { format: 'pt', note: 'from a Map' })
+})
+
+test('paths that are not regular files are refused at once: a FIFO, a directory', { timeout: 20_000 }, async (t) => {
+  const fifo = join(dir, 'pipe.safetensors')
+  try {
+    execFileSync('mkfifo', [fifo])
+  } catch {
+    t.skip('mkfifo is not available')
+    return
+  }
+  await fails(open(fifo), 'UnsupportedSource', /it is a named pipe \(FIFO\), not a file/)
+  const folder = join(dir, 'folder.safetensors')
+  mkdirSync(folder)
+  await fails(open(folder), 'UnsupportedSource', /it is a directory, not a file/)
+  mkdirSync(join(dir, 'model.safetensors.index.json'))
+  await fails(open(join(dir, 'model.safetensors.index.json')), 'UnsupportedSource', /it is a directory/)
+  // The CLI says so with its code, without a stack trace, and without hanging on the FIFO.
+  for (const path of [fifo, folder]) {
+    const { code, stderr } = await new Promise((resolve) => {
+      execFile(process.execPath, [CLI, 'inspect', path], { encoding: 'utf8', timeout: 15_000 }, (error, _, stderr) =>
+        resolve({ code: error ? /** @type {any} */ (error).code : 0, stderr }))
+    })
+    assert.equal(code, 1, stderr)
+    assert.match(stderr, /UnsupportedSource/)
+    assert.ok(!/\n\s+at /.test(stderr), `a stack trace: ${stderr}`)
+  }
+})
+
+test('an index over 64 MiB is refused by its size before it is read, from a path', async () => {
+  const path = join(dir, 'huge.safetensors.index.json')
+  writeFileSync(path, '{"weight_map": {')
+  truncateSync(path, 64 * 2 ** 20 + 1)
+  await fails(open(path), 'InvalidIndex', /67108865 bytes, more than an index can be/)
+})
+
+test('an endless index body over HTTP: refused at the cap, and an abort ends it at once', async () => {
+  server.addVirtual('/endless/model.safetensors.index.json', { size: 2 ** 40, fill: (out) => out.fill(32) })
+  server.fault('/endless/model.safetensors.index.json', { gzipWhole: true })  // no Content-Length
+  await fails(open(server.url('/endless/model.safetensors.index.json')), 'InvalidIndex', /over the 67108864/)
+  const controller = new AbortController()
+  const opening = open(server.url('/endless/model.safetensors.index.json'), { signal: controller.signal })
+  setTimeout(() => controller.abort(), 50)
+  await fails(opening, 'Aborted')
+  server.clearFaults()
+})
