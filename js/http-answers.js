@@ -87,16 +87,20 @@ export function checkTotal(known, total, response) {
 /**
  * The error for a status that is not an answer to the request (transient ones wrapped in
  * Transient), with what the server said: the X-Error-Message header, or the start of a text body
- * (an S3 XML error, a JSON error). Consumes the body.
- * @param {Known} known @param {Response} response @param {string} [where] the URL, when not known.href
+ * (an S3 XML error, a JSON error). An answer from another origin than the file's URL (a redirect
+ * target, a CDN) is named, and gets no hint about credentials: they are never sent there.
+ * Consumes the body.
+ * @param {Known} known @param {Response} response
  */
-export async function failedStatus(known, response, where = known.href) {
+export async function failedStatus(known, response) {
   const status = response.status
   const said = await whatTheServerSaid(response)
+  const elsewhere = response.url !== '' && safeOrigin(response.url) !== safeOrigin(known.href)
+  const where = elsewhere ? `${known.href} (at ${plainUrl(response.url)})` : known.href
   const text = `${where}: HTTP ${status} ${response.statusText}`.trim() + (said.summary ? `: ${said.summary}` : '')
   const details = { status, body: said.body }
   if (status === 404 || status === 410) return new SafetensorsError('NotFound', text, details)
-  const auth = (status === 401 || status === 403) && !known.credentialed
+  const auth = (status === 401 || status === 403) && !known.credentialed && !elsewhere
     ? ' (if the file needs permission, pass credentials: options.token for the Hub, or options.headers, e.g. Authorization)' : ''
   const error = new SafetensorsError('HttpError', text + auth, details)
   if (status !== 408 && status !== 429 && !(status >= 500 && status !== 501 && status !== 505)) return error
@@ -199,6 +203,15 @@ export function describeFailure(error, href, what) {
     }
   }
   return { message: `${what}: ${top}`, permanent: false }
+}
+
+/** A URL without its query: a signed URL's query is a credential of sorts, kept out of messages.
+ * @param {string} href */
+export function plainUrl(href) {
+  try {
+    const url = new URL(href)
+    return url.origin + url.pathname
+  } catch { return href }
 }
 
 /** @param {string} href */

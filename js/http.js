@@ -401,16 +401,7 @@ async function checkRangeResponse(state, response, from, to) {
       `${state.byteLength} byte file`, { offset: from, status })
   }
   if (status === 412) throw new SafetensorsError('SourceChanged', `${state.href}: HTTP 412, the file changed`, { status })
-  throw await failedStatus(state, response, state.readHref === state.href ? state.href : `${state.href} (at ${plainUrl(state.readHref)})`)
-}
-
-/** A URL without its query: a signed URL's query is a credential of sorts, kept out of messages.
- * @param {string} href */
-function plainUrl(href) {
-  try {
-    const url = new URL(href)
-    return url.origin + url.pathname
-  } catch { return href }
+  throw await failedStatus(state, response)
 }
 
 /** @param {string | null} etag */
