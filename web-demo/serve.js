@@ -2,8 +2,10 @@
 /**
  * The inspector's static server: web-demo/, js/, dist/ and the generated samples (build/sample/,
  * served at /sample/) on 127.0.0.1, with what a ranged reader needs: single byte ranges (206,
- * Content-Range, 416), a strong ETag with If-Range, Last-Modified, HEAD, and CORS (any origin,
- * Range/If-Range/Authorization allowed in preflights, Content-Range and ETag exposed).
+ * Content-Range, 416), a strong ETag with If-Range, Last-Modified, HEAD, and CORS on data (any
+ * origin, Range/If-Range/Authorization allowed in preflights, Content-Range and ETag exposed; not
+ * on the page's own files, which carry a Content-Security-Policy and a refusal to be framed
+ * instead). Every answer carries nosniff.
  *
  *   node web-demo/serve.js [--port 8080] [--host 127.0.0.1] [--quiet]
  *
@@ -48,6 +50,25 @@ const TYPES = /** @type {Record<string, string>} */ ({
 const typeOf = (path) => TYPES[extname(path)] ?? 'application/octet-stream'
 
 const EXPOSED = 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges, Retry-After'
+
+/**
+ * What the inspector may do: its own scripts, styles and images only (no inline script), wasm
+ * compiled from those scripts, fetches anywhere (it reads whatever URL is typed in), and no page
+ * may frame it. Sent with the page's own files; the inspector's browser tests fail on any
+ * console error, so on anything the policy refuses.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "style-src 'self'", "img-src 'self' data: blob:",
+  'connect-src *', "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+].join('; ')
+const SECURITY = Object.freeze({
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+})
+/** The page's own files (not data): served without CORS, so no other site can read them. */
+const APP_PREFIXES = ['/web-demo/', '/js/', '/dist/']
 const CHUNK = 64 * 1024
 
 /**
@@ -131,8 +152,12 @@ export async function startServer(options = {}) {
     const quirks = quirksFor(path)
     /** @type {LogEntry} */
     const entry = { method: req.method ?? 'GET', path, range: req.headers.range ?? null, status: 0, bytes: 0 }
-    const cors = /** @type {Record<string, string>} */ ({ 'Access-Control-Allow-Origin': '*' })
-    if (options.exposeHeaders !== false && !quirks.noExpose) cors['Access-Control-Expose-Headers'] = EXPOSED
+    // The page's own files get the security headers and no CORS; data (the samples, the tests'
+    // in-memory files and pages) gets CORS, so that any page may read it.
+    const isApp = !memory.has(path) && APP_PREFIXES.some((prefix) => path.startsWith(prefix))
+    const cors = /** @type {Record<string, string>} */ (isApp ? { ...SECURITY }
+      : { 'X-Content-Type-Options': 'nosniff', 'Access-Control-Allow-Origin': '*' })
+    if (!isApp && options.exposeHeaders !== false && !quirks.noExpose) cors['Access-Control-Expose-Headers'] = EXPOSED
     /** @param {number} status @param {Record<string, string | number>} [headers] @param {string} [text] */
     const answer = (status, headers = {}, text) => {
       entry.status = status

@@ -5,7 +5,7 @@
 
 /**
  * @param {string} tag
- * @param {Record<string, any>} [props] class, text, dataset, on<event> handlers, attributes
+ * @param {Record<string, any>} [props] class, text, dataset, style, on<event> handlers, attributes
  * @param {...(Node | string | null | undefined | false | Array<Node | string | null | undefined | false>)} children
  * @returns {HTMLElement}
  */
@@ -17,6 +17,8 @@ export function el(tag, props = {}, ...children) {
     else if (key === 'text') node.textContent = value
     else if (key === 'dataset') Object.assign(node.dataset, value)
     else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value)
+    // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+    else if (key === 'style') node.style.cssText = String(value)
     else node.setAttribute(key, value === true ? '' : String(value))
   }
   for (const child of children.flat()) {
