@@ -4,7 +4,7 @@
  */
 import { openForCli, parseCommand, shapeJson, tensorRows, usageError } from './cli-common.js'
 import { buildTree, treeJson, treeText } from './name-tree.js'
-import { formatBytes, formatCount, formatMetadataValue, formatShape } from './format.js'
+import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from './format.js'
 
 export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]]   sizes, parameters, metadata, tensors'
 
@@ -42,6 +42,9 @@ async function run(args, flags, io) {
   const { file, shards, close } = await openForCli(args[0], flags, io)
   try {
     const rows = await tensorRows(file)
+    // Text output shows names and metadata with invisible and bidirectional characters escaped
+    // (escapeInvisible: `\u{202E}`); --json keeps them as stored, since a JSON reader wants the
+    // real string (JSON.stringify escapes only quotes, backslashes and C0 controls).
     if (flags.tree) {
       const tree = buildTree(rows)
       io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: args[0], depth })}\n`)
@@ -88,12 +91,17 @@ function sum(values) {
   return values.reduce((a, b) => a + b, 0)
 }
 
+/** Cells longer than this do not widen their column (they push the rest of their own line). */
+const COLUMN_CAP = 100
+
 /**
  * @param {string[][]} rows
  * @param {boolean[]} rightAlign
  */
 function table(rows, rightAlign) {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
+  // A loop, not Math.max(...column): a spread of 130,000 values overflows the stack.
+  const widths = rows[0].map(() => 0)
+  for (const r of rows) r.forEach((cell, c) => { if (cell.length <= COLUMN_CAP) widths[c] = Math.max(widths[c], cell.length) })
   return rows.map((r) => r.map((cell, c) => {
     if (c === r.length - 1 && !rightAlign[c]) return cell
     return rightAlign[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c])
@@ -106,8 +114,8 @@ function table(rows, rightAlign) {
  */
 function metadataLines(metadata, indent) {
   return Object.entries(metadata).map(([k, v]) => {
-    const text = typeof v === 'string' ? formatMetadataValue(v) : JSON.stringify(v, null, 2)
-    return `${indent}${k}: ${text.split('\n').join(`\n${indent}    `)}`
+    const text = escapeInvisible(typeof v === 'string' ? formatMetadataValue(v) : JSON.stringify(v, null, 2), { multiline: true })
+    return `${indent}${escapeInvisible(k)}: ${text.split('\n').join(`\n${indent}    `)}`
   })
 }
 
@@ -123,7 +131,7 @@ export function inspectText(f, shards, rows, parameters, label) {
   const byteLength = shards ? sum(shards.map((s) => s.file.byteLength)) : /** @type {SafetensorsFile} */ (f).byteLength
   const headerLength = shards ? sum(shards.map((s) => s.file.headerLength)) : /** @type {SafetensorsFile} */ (f).headerLength
   const lines = []
-  lines.push(`file        ${label}${shards ? ` (sharded: ${shards.length} ${shards.length === 1 ? 'shard' : 'shards'})` : ''}`)
+  lines.push(`file        ${escapeInvisible(label)}${shards ? ` (sharded: ${shards.length} ${shards.length === 1 ? 'shard' : 'shards'})` : ''}`)
   lines.push(`size        ${formatBytes(byteLength)} (${formatCount(byteLength)} bytes)`)
   lines.push(`header      ${formatCount(headerLength)} bytes${shards ? ' (all shards)' : ''}`)
   lines.push(`tensors     ${formatCount(rows.length)}`)
@@ -150,12 +158,12 @@ export function inspectText(f, shards, rows, parameters, label) {
     for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)
     const shardRows = [['shard', 'size', 'header', 'tensors']]
     for (const s of shards)
-      shardRows.push([s.path, formatBytes(s.file.byteLength), `${formatCount(s.file.headerLength)} B`, formatCount(counts.get(s.path) ?? 0)])
+      shardRows.push([escapeInvisible(s.path), formatBytes(s.file.byteLength), `${formatCount(s.file.headerLength)} B`, formatCount(counts.get(s.path) ?? 0)])
     lines.push(table(shardRows, [false, true, true, true]))
     if (!same) {
       for (const s of shards) {
         if (!s.file.metadata) continue
-        lines.push(`metadata of ${s.path}`)
+        lines.push(`metadata of ${escapeInvisible(s.path)}`)
         lines.push(...metadataLines(s.file.metadata, '  '))
       }
     }
@@ -165,7 +173,7 @@ export function inspectText(f, shards, rows, parameters, label) {
     const head = ['name', 'dtype', 'shape', 'size', 'offset', ...(shards ? ['shard'] : [])]
     const cells = [head]
     for (const r of rows)
-      cells.push([r.name, r.dtype, formatShape(r.shape), formatBytes(r.byteLength), String(r.byteOffset), ...(shards ? [r.shard ?? ''] : [])])
+      cells.push([escapeInvisible(r.name), r.dtype, formatShape(r.shape), formatBytes(r.byteLength), String(r.byteOffset), ...(shards ? [escapeInvisible(r.shard ?? '')] : [])])
     lines.push(table(cells, [false, false, false, true, true, false]))
   }
   return lines.join('\n')

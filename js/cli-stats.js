@@ -7,7 +7,7 @@
 import { SafetensorsError } from './node.js'
 import { openForCli, parseCommand, progressBar, shapeJson, tensorRows, usageError } from './cli-common.js'
 import { namePattern } from './cli-convert.js'
-import { formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
+import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
 
 export const usage = 'stats <file|url|index.json> <tensor>... [--bins N] [--slice SPEC] [--json]   value statistics and a histogram'
 
@@ -89,7 +89,8 @@ function percent(part, whole) {
  */
 export function statsText(s) {
   const lines = []
-  lines.push(`${s.name}${s.slice === undefined ? '' : ` [${s.slice}]`}  ${s.dtype} ${formatShape(s.shape)}  ${formatCount(s.count)} values, ${formatBytes(s.byteLength)}`)
+  // The name with its invisible characters escaped (--json keeps it as stored).
+  lines.push(`${escapeInvisible(s.name)}${s.slice === undefined ? '' : ` [${escapeInvisible(s.slice)}]`}  ${s.dtype} ${formatShape(s.shape)}  ${formatCount(s.count)} values, ${formatBytes(s.byteLength)}`)
   const pairs = [['min', formatValue(s.min)], ['max', formatValue(s.max)], ['mean', formatValue(s.mean)], ['std', formatValue(s.std)]]
   lines.push(`  ${pairs.map(([k, v]) => `${k} ${v}`).join('   ')}`)
   lines.push(`  NaN ${formatCount(s.nanCount)}${percent(s.nanCount, s.count)}   Inf ${formatCount(s.infCount)}${percent(s.infCount, s.count)}   zeros ${formatCount(s.zeroCount)}${percent(s.zeroCount, s.count)}`)

@@ -12,7 +12,7 @@
 import { SafetensorsError, ShardedFile, open } from './node.js'
 import { describeFailure, errorJson, openOptions, parseCommand, progressBar, usageError } from './cli-common.js'
 import { DTYPE_BITS } from './dtypes.js'
-import { formatBytes, formatCount } from './format.js'
+import { escapeInvisible, formatBytes, formatCount } from './format.js'
 
 export const usage = 'verify <file|url|index.json> [--full] [--finite] [--json]   check everything; exit 1 on any problem'
 
@@ -83,16 +83,18 @@ async function run(args, flags, io) {
   }
 
   const ok = errors.length === 0
+  // Details name tensors and shards: the text shows their invisible and bidirectional characters
+  // escaped; --json keeps the strings as stored, for programs.
   if (flags.json) {
     io.stdout.write(`${JSON.stringify({ source: src, ok, checks }, null, 2)}\n`)
   } else if (!flags.quiet) {
     const width = Math.max(...checks.map((c) => c.name.length))
-    for (const c of checks) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}\n`)
+    for (const c of checks) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${escapeInvisible(c.detail, { multiline: true })}\n`)
     const warnings = checks.filter((c) => c.status === 'warn').length
-    io.stdout.write(ok ? `verified ${src}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`
-      : `verify failed: ${src}\n`)
+    io.stdout.write(ok ? `verified ${escapeInvisible(src)}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`
+      : `verify failed: ${escapeInvisible(src)}\n`)
   }
-  for (const error of errors) io.stderr.write(`error: ${describeFailure(error)}\n`)
+  for (const error of errors) io.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
   return ok ? 0 : 1
 }
 

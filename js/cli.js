@@ -11,6 +11,7 @@ import * as verify from './cli-verify.js'
 import * as convert from './cli-convert.js'
 import { describeFailure, usageError } from './cli-common.js'
 import { SafetensorsError } from './node.js'
+import { escapeInvisible } from './format.js'
 
 /** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number> }>} one line per command */
 const COMMANDS = {
@@ -58,7 +59,8 @@ async function main(argv) {
 
 main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (error) => {
   if (error instanceof SafetensorsError) {
-    process.stderr.write(`error: ${describeFailure(error)}\n`)
+    // Messages quote names from the file: their invisible characters are shown escaped.
+    process.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
     process.exitCode = 1
   } else if (error && error.usage) {
     process.stderr.write(`error: ${error.message}\n\n${usageText()}`)
