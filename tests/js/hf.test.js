@@ -248,9 +248,8 @@ test('when the renewal fails too: HttpError 403 with what the hub or the CDN sai
     hub.setTtl(3_600_000)
     assert.deepEqual(await bytesOf(f.tensor(names[3])), await localBytes(bytes, names[3]))
 
-    // Last, as it fails today. The 403 came from the CDN, where credentials are never sent:
-    // the message should name it and not suggest passing a token. FAILS until failedStatus
-    // (js/http-answers.js) looks at response.url (patch proposed to the owner of that file).
+    // The 403 came from the CDN, where credentials are never sent: the message names it and
+    // does not suggest passing a token.
     assert.match(expired.message, new RegExp(`\\(at ${hub.cdnBase}/repos/[0-9a-f]{64}/model\\.safetensors\\)`))
     assert.doesNotMatch(expired.message, /pass credentials/)
   } finally {

@@ -125,7 +125,7 @@ export async function startHub(options = {}) {
     const base = { ...headers, ETag: etag, 'Last-Modified': file.modified, 'Accept-Ranges': 'bytes', 'Content-Type': type }
     if (range === 'unsatisfiable') {
       entry.status = 416
-      res.writeHead(416, { ...base, 'Content-Range': `bytes */${size}` })
+      res.writeHead(416, { ...base, 'Content-Range': `bytes */${size}`, 'Content-Length': 0 })
       return void res.end()
     }
     const [start, end] = range ?? [0, size]
