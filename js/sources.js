@@ -59,21 +59,46 @@ export function bytesSource(bytes) {
   }
 }
 
+/** A Blob is read this many bytes at a time: one `arrayBuffer()` of gigabytes fails in browsers
+ * (NotReadableError, or an ArrayBuffer over the engine's limit) and would double the memory. */
+export const BLOB_SLICE = 16 * 1024 * 1024
+
 /**
- * A Blob or File: each read slices only the bytes asked for.
+ * A Blob or File: each read slices only the bytes asked for, in pieces of BLOB_SLICE, so a tensor
+ * of any size streams into the heap without a JS copy of it whole.
  * @param {Blob} blob
  * @returns {ByteSource}
  */
 export function blobSource(blob) {
+  const describe = 'name' in blob ? `file ${/** @type {File} */ (blob).name}` : 'blob'
+  /** @param {number} offset @param {number} length @param {SignalOption} options */
+  async function piece(offset, length, options) {
+    throwIfAborted(options.signal)
+    let buffer
+    try {
+      buffer = await blob.slice(offset, offset + length).arrayBuffer()
+    } catch (error) {
+      // NotReadableError: the file changed or went away since it was picked, or memory ran out.
+      const reason = /** @type {Error} */ (error)?.message ?? String(error)
+      throw new SafetensorsError('IoError', `cannot read ${length} bytes at offset ${offset} of ${describe}: ${reason} ` +
+        '(was the file changed or moved since it was chosen?)', { offset, cause: error })
+    }
+    throwIfAborted(options.signal)
+    return new Uint8Array(buffer)
+  }
   return {
     byteLength: blob.size,
-    describe: 'name' in blob ? `file ${/** @type {File} */ (blob).name}` : 'blob',
+    describe,
     async read(offset, length, options = {}) {
-      throwIfAborted(options.signal)
       checkRange(offset, length, blob.size)
-      const buffer = await blob.slice(offset, offset + length).arrayBuffer()
-      throwIfAborted(options.signal)
-      return new Uint8Array(buffer)
+      if (length <= BLOB_SLICE) return piece(offset, length, options)
+      const out = new Uint8Array(length)
+      for (let at = 0; at < length; at += BLOB_SLICE) out.set(await piece(offset + at, Math.min(BLOB_SLICE, length - at), options), at)
+      return out
+    },
+    async* stream(offset, length, options = {}) {
+      checkRange(offset, length, blob.size)
+      for (let at = 0; at < length; at += BLOB_SLICE) yield await piece(offset + at, Math.min(BLOB_SLICE, length - at), options)
     },
     defaultMergeGap: 1 << 20,
   }

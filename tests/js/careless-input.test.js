@@ -146,3 +146,32 @@ test('an endless index body over HTTP: refused at the cap, and an abort ends it 
   await fails(opening, 'Aborted')
   server.clearFaults()
 })
+
+test('a Blob is read in slices of at most 16 MiB, straight into the heap; a failed slice is IoError', async () => {
+  const values = new Uint8Array(40 * 2 ** 20).map((_, i) => (i * 7) & 0xff)
+  const bytes = await serialize({ big: { dtype: 'U8', shape: [values.length], data: values } })
+  /** @type {number[]} */
+  const slices = []
+  class CountingBlob extends Blob {
+    /** @param {number} [start] @param {number} [end] */
+    slice(start, end) {
+      slices.push((end ?? this.size) - (start ?? 0))
+      return super.slice(start, end)
+    }
+  }
+  const f = /** @type {import('../../js/node.js').SafetensorsFile} */ (await open(new CountingBlob([bytes])))
+  slices.length = 0
+  const t = await f.tensor('big')
+  assert.deepEqual(t.bytes, values)
+  t.dispose()
+  assert.equal(slices.reduce((a, b) => a + b, 0), values.length)
+  assert.ok(Math.max(...slices) <= 16 * 2 ** 20, `a slice of ${Math.max(...slices)} bytes`)
+
+  class VanishedFile extends Blob {
+    slice() {
+      return /** @type {Blob} */ (/** @type {unknown} */ ({ arrayBuffer: () => Promise.reject(new DOMException('the file changed', 'NotReadableError')) }))
+    }
+  }
+  const e = await fails(open(new VanishedFile([bytes])), 'IoError', /cannot read 8 bytes at offset 0 of blob: the file changed \(was the file changed or moved/)
+  assert.equal(/** @type {Error} */ (e.cause).name, 'NotReadableError')
+})

@@ -112,6 +112,8 @@ export class NetworkMeter {
       describe: source.describe,
       defaultMergeGap: source.defaultMergeGap,
       defaultConcurrency: source.defaultConcurrency,
+      // Large reads stream in slices (blobSource): each slice is counted as it arrives.
+      stream: source.stream && ((offset, length, options) => this.#countStream(/** @type {NonNullable<typeof source.stream>} */ (source.stream), offset, length, options)),
       read: async (offset, length, options) => {
         const generation = this.generation
         /** @type {Entry} */
@@ -130,6 +132,32 @@ export class NetworkMeter {
         }
       },
       close: () => source.close?.(),
+    }
+  }
+
+  /**
+   * @param {NonNullable<import('../../js/index.js').ByteSource['stream']>} stream
+   * @param {number} offset @param {number} length @param {{ signal?: AbortSignal }} [options]
+   */
+  async* #countStream(stream, offset, length, options) {
+    const generation = this.generation
+    /** @type {Entry} */
+    const entry = { label: 'read', range: `bytes ${offset}-${offset + length - 1}`, status: '…', bytes: 0, done: false }
+    this.#add(entry)
+    try {
+      for await (const chunk of stream(offset, length, options)) {
+        entry.bytes += chunk.length
+        if (generation === this.generation) this.bytes += chunk.length
+        this.render()
+        yield chunk
+      }
+      Object.assign(entry, { status: 'ok', done: true })
+    } catch (error) {
+      Object.assign(entry, { status: 'failed', done: true })
+      throw error
+    } finally {
+      if (!entry.done) Object.assign(entry, { status: 'cancelled', done: true })
+      this.render()
     }
   }
 
