@@ -7,11 +7,12 @@
  * and freed. Peak memory: the largest tensor plus a few MiB of scratch, whatever the file size.
  * The output goes through a temporary file renamed over <out> at the end (as writeFile does).
  */
+import { stat } from 'node:fs/promises'
 import { castChunks } from './cast.js'
 import { openOptions, parseCommand, progressBar, usageError } from './cli-common.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { SafetensorsFile, open } from './node.js'
-import { writePlanned } from './node-write.js'
+import { removeTempFilesSync, writePlanned } from './node-write.js'
 import { loadCore } from './wasm.js'
 import { DTYPE_BITS } from './dtypes.js'
 import { planFile } from './writer.js'
@@ -50,6 +51,8 @@ export async function convertFile(input, output, options) {
   const { dtype, only = () => true, signal } = options
   if (!['F32', 'BF16', 'F16'].includes(dtype))
     throw new SafetensorsError('InvalidArgument', `cannot convert to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
+  if (await sameFile(input, output))
+    throw new SafetensorsError('InvalidArgument', `${output} is the input file: convert writes a new file, choose another output`)
   const core = await loadCore()
   const f = await open(input, { ...options.openOptions, signal })
   try {
@@ -88,6 +91,14 @@ export async function convertFile(input, output, options) {
   }
 }
 
+/** Whether `output` is the file `input` names (the same path, a link to it, a hard link).
+ * @param {string | URL} input @param {string} output */
+async function sameFile(input, output) {
+  if (typeof input !== 'string' || /^[a-z][a-z0-9+.-]*:\/\//i.test(input)) return false
+  const [a, b] = await Promise.all([stat(input).catch(() => null), stat(output).catch(() => null)])
+  return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino
+}
+
 export const usage = 'convert <in> <out> --dtype bf16|f16|f32 [--only PATTERN]...   cast F64/F32/F16/BF16 tensors, copy the others, one at a time'
 
 const options = /** @type {const} */ ({
@@ -122,9 +133,17 @@ export async function main(argv, io) {
   const [input, output] = args
   const opening = openOptions(input, flags)
   const controller = new AbortController()
-  const interrupt = () => controller.abort()
-  process.once('SIGINT', interrupt)
-  process.once('SIGTERM', interrupt)
+  // The first interrupt stops the conversion where it is, which removes the partial output; a
+  // second one (the flush of a large file can take a while) removes it at once and exits.
+  let interrupts = 0
+  const interrupt = () => {
+    if (interrupts++ === 0) return void controller.abort()
+    removeTempFilesSync()
+    io.stderr.write(`interrupted: ${output} was not written\n`)
+    process.exit(130)
+  }
+  process.on('SIGINT', interrupt)
+  process.on('SIGTERM', interrupt)
   const bar = progressBar(io, flags, 'converting')
   try {
     const r = await convertFile(input, output, {

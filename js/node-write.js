@@ -2,11 +2,50 @@
  * Writing files in Node: the header and each tensor's bytes go to a temporary file in the
  * target's folder, which is renamed over the target only once everything is written and
  * flushed. A failure at any point removes the temporary file and leaves the target as it was.
+ * A target reached through a symbolic link is written where the link points (the link stays),
+ * and a file replaced keeps its mode.
  */
-import { open as fsOpen, rename, unlink } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { unlinkSync } from 'node:fs'
+import { chmod, open as fsOpen, readlink, realpath, rename, stat, unlink } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { planFile, toEntries } from './writer.js'
+
+/** Temporary files being written now: what removeTempFilesSync removes on an abrupt exit. */
+const writing = new Set()
+
+/**
+ * Removes the temporary files of writes still under way, synchronously: for a process that must
+ * exit now (a second Ctrl-C, an 'exit' handler), so that no hidden partial file is left behind.
+ */
+export function removeTempFilesSync() {
+  for (const temp of writing) {
+    try { unlinkSync(temp) } catch { /* gone already */ }
+  }
+  writing.clear()
+}
+
+/**
+ * Where writing `path` really goes: through a symbolic link (or a chain of them) to its target,
+ * so that the link stays a link; with the mode the file there has now, kept by the new file.
+ * @param {string} path
+ * @returns {Promise<{ target: string, mode: number | null }>}
+ */
+async function destination(path) {
+  let target = path
+  try {
+    target = await realpath(path)
+  } catch {
+    // Missing, or a link to a missing file: follow the links by hand to where the file will be.
+    for (let hops = 0; hops < 40; hops++) {
+      const link = await readlink(target).catch(() => null)
+      if (link === null) break
+      target = resolve(dirname(target), link)
+    }
+  }
+  const mode = await stat(target).then((s) => s.mode & 0o7777, () => null)
+  return { target, mode }
+}
 
 /**
  * A tensor of a planned file whose bytes are produced when it is its turn to be written, as
@@ -26,13 +65,15 @@ import { planFile, toEntries } from './writer.js'
 export async function writePlanned(path, plan, options = {}) {
   const { signal, onProgress } = options
   throwIfAborted(signal)
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`)
   // File system failures become IoError; errors from the entries' chunks pass through as they are.
   /** @template T @param {Promise<T>} operation @returns {Promise<T>} */
   const io = (operation) => operation.catch((error) => {
     throw new SafetensorsError('IoError', `cannot write ${path}: ${error.message}`, { cause: error })
   })
+  const { target, mode } = await destination(path)
+  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${Date.now().toString(36)}.tmp`)
   const fh = await io(fsOpen(temp, 'wx'))
+  writing.add(temp)
   let written = 0
   try {
     /** @param {Uint8Array} bytes */
@@ -62,11 +103,15 @@ export async function writePlanned(path, plan, options = {}) {
     throwIfAborted(signal)
     await io(fh.sync())
     await io(fh.close())
-    await io(rename(temp, path))
+    if (mode !== null) await io(chmod(temp, mode))
+    throwIfAborted(signal)  // an interrupt during the flush: the target stays as it was
+    await io(rename(temp, target))
   } catch (error) {
     await fh.close().catch(() => {})
     await unlink(temp).catch(() => {})
     throw error
+  } finally {
+    writing.delete(temp)
   }
 }
 

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, spawn, spawnSync } from 'node:child_process'
 import { truncateSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm, writeFile as fsWriteFile } from 'node:fs/promises'
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile as fsWriteFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -194,12 +194,13 @@ describe('converting', () => {
     assert.equal(namePattern('日本*')('日本語'), true)
   })
 
-  test('in place: the output may be the input', async () => {
+  test('in place is refused: the input is never overwritten', async () => {
     const path = join(dir, 'inplace.safetensors')
     await fsWriteFile(path, inputBytes)
     const r = run('convert', path, path, '--dtype', 'f16')
-    assert.equal(r.code, 0, r.stderr)
-    assert.deepEqual(new Uint8Array(await readFile(path)), await expected('F16'))
+    assert.equal(r.code, 1)
+    assert.match(r.stderr, /^error: InvalidArgument: .*inplace\.safetensors is the input file/)
+    assert.deepEqual(new Uint8Array(await readFile(path)), inputBytes)
     await rm(path)
     assert.deepEqual(await leftovers(), [])
   })
@@ -305,6 +306,59 @@ describe('sources', () => {
     assert.equal(stderr, `interrupted: ${out} was not written\n`)
     assert.deepEqual(await leftovers(), [])
     server.setLatency(0)
+  })
+
+  test('a second interrupt right after the first: exit 130 with the message, no temp file', async () => {
+    server.setLatency(300)
+    const out = join(dir, 'slow2.safetensors')
+    const child = spawn(process.execPath, [CLI, 'convert', server.url('/slow.safetensors'), out, '--dtype', 'bf16'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d) => { stderr += d })
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)))
+    const deadline = Date.now() + 20_000
+    while ((await leftovers()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    assert.equal((await leftovers()).length, 1, 'the temp file exists while writing')
+    child.kill('SIGINT')
+    child.kill('SIGINT')
+    assert.equal(await exited, 130)
+    assert.equal(stderr, `interrupted: ${out} was not written\n`)
+    assert.deepEqual(await leftovers(), [])
+    server.setLatency(0)
+  })
+})
+
+describe('where the output goes', () => {
+  test('through a symbolic link: the link stays, its target gets the file and keeps its mode', async () => {
+    const target = join(dir, 'real-target.safetensors')
+    const link = join(dir, 'link.safetensors')
+    await fsWriteFile(target, 'old contents')
+    await chmod(target, 0o640)
+    await symlink('real-target.safetensors', link)
+    const r = await runAsync('convert', input, link, '--dtype', 'f16')
+    assert.equal(r.code, 0, r.stderr)
+    assert.ok((await lstat(link)).isSymbolicLink(), 'the link is still a link')
+    assert.deepEqual(new Uint8Array(await readFile(target)), await expected('F16'))
+    assert.equal((await lstat(target)).mode & 0o777, 0o640)
+    // A link whose target does not exist yet: the file is made there.
+    await rm(target)
+    assert.equal((await runAsync('convert', input, link, '--dtype', 'bf16')).code, 0)
+    assert.ok((await lstat(link)).isSymbolicLink())
+    assert.deepEqual(new Uint8Array(await readFile(target)), await expected('BF16'))
+    await rm(link)
+    await rm(target)
+    assert.deepEqual(await leftovers(), [])
+  })
+
+  test('never over its own input, by the same path or through a link', async () => {
+    const link = join(dir, 'input-link.safetensors')
+    await symlink(input, link)
+    for (const out of [input, link]) {
+      const r = await runAsync('convert', input, out, '--dtype', 'f16')
+      assert.equal(r.code, 1)
+      assert.match(r.stderr, /InvalidArgument: .* is the input file/)
+    }
+    assert.deepEqual(new Uint8Array(await readFile(input)), inputBytes)
+    await rm(link)
   })
 })
 
