@@ -19,9 +19,6 @@ const INDEX = 'model.safetensors.index.json'
  * @typedef {(url: URL, options: Record<string, any>) => Promise<any>} UrlOpener
  */
 
-/** @param {unknown} src @returns {src is string} */
-export const isHfUrl = (src) => typeof src === 'string' && /^hf:\/\//i.test(src)
-
 /**
  * @param {string} src
  * @returns {HfRef}
@@ -46,7 +43,8 @@ export function parseHfUrl(src) {
   const name_ok = /^[\w.-]+$/
   if (!name_ok.test(org) || !name_ok.test(name)) throw bad('org and repo are letters, digits, ".", "-" and "_"')
   const path = parts.slice(2).join('/')
-  if (path.split('/').some((s) => s === '..' || s === '.')) throw bad('a path with "." or ".." segments')
+  if (path !== '' && path.split('/').some((s) => s === '..' || s === '.' || s === ''))
+    throw bad('a path with an empty, "." or ".." segment')
   return { type, repo: `${org}/${name}`, revision, path: path === '' ? null : path }
 }
 
@@ -78,13 +76,19 @@ export async function openHf(src, options, openUrl) {
   if (token && !headers.has('authorization')) headers.set('Authorization', `Bearer ${token}`)
   const http = { ...rest, headers }
   if (ref.path !== null) return openUrl(resolveHfUrl(ref, ref.path, base.href), http)
+  /** @type {SafetensorsError | null} */
+  let last = null
   for (const path of [SINGLE, INDEX]) {
     try {
       return await openUrl(resolveHfUrl(ref, path, base.href), http)
     } catch (error) {
       if (/** @type {any} */ (error)?.code !== 'NotFound') throw error
+      last = /** @type {SafetensorsError} */ (error)
     }
   }
+  // The Hub's own words say which: an unknown revision ("Invalid rev id"), or no such file.
+  const said = last?.body ? ` (the Hub said: ${last.body.replace(/\s+/g, ' ').trim()})` : ''
   throw new SafetensorsError('NotFound', `${src}: the ${ref.type} ${ref.repo} has neither ${SINGLE} nor ${INDEX} ` +
-    `at revision ${ref.revision}; name the file: hf://${ref.repo}/path/to/file.safetensors`, { status: 404 })
+    `at revision ${ref.revision}${said}; name the file: hf://${ref.repo}/path/to/file.safetensors`,
+  { status: 404, body: last?.body ?? null, cause: last })
 }

@@ -62,8 +62,10 @@ let model = null
 let openedUrl = null
 
 const params = new URLSearchParams(location.search)
-/** The Hub that repo ids resolve against: `?endpoint=` when given (an http(s) URL), else the
- * library's default (https://huggingface.co). Never used for URLs. */
+/** The Hub that repo ids resolve against: `?endpoint=` when it names the Hub itself or a server
+ * on this machine (a local Hub, in tests), else the library's default (https://huggingface.co).
+ * Never used for URLs. Any other endpoint is ignored: the token typed on this page goes to the
+ * endpoint, and a link must not be able to send it elsewhere. */
 const hubEndpoint = endpointParam(params.get('endpoint'))
 
 /** @param {string | null} value @returns {string | null} */
@@ -71,7 +73,9 @@ function endpointParam(value) {
   if (!value) return null
   try {
     const url = new URL(value)
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/\/$/, '')
+    const local = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/.test(url.hostname) && (url.protocol === 'http:' || url.protocol === 'https:')
+    const hub = url.protocol === 'https:' && /(^|\.)(huggingface\.co|hf\.co)$/.test(url.hostname)
+    if (local || hub) return url.href.replace(/\/$/, '')
   } catch {
     // Not a URL: ignored, and said so below.
   }
@@ -80,7 +84,8 @@ function endpointParam(value) {
 if (hubEndpoint || params.get('endpoint')) {
   ui.hubEndpoint.textContent = hubEndpoint
     ? `Repo ids open from ${hubEndpoint} (set by the page address), and the token is sent there.`
-    : `The page address names an endpoint that is not an http(s) URL (${params.get('endpoint')}): repo ids open from the Hugging Face Hub.`
+    : `The page address names an endpoint that is neither the Hugging Face Hub nor this machine (${params.get('endpoint')}): ` +
+      'it is ignored, and repo ids open from the Hugging Face Hub.'
   ui.hubEndpoint.hidden = false
 }
 

@@ -328,6 +328,9 @@ test('revisions: @v1.0 and an encoded refs%2Fpr%2F1 resolve against that revisio
   ])
   const error = await rejects(open('hf://org/revs@v9/model.safetensors', { endpoint }), 'NotFound')
   assert.match(error.message, /Invalid rev id: v9/)
+  // Without a file: the Hub's own words still say it is the revision that is unknown.
+  const bare = await rejects(open('hf://org/revs@v9', { endpoint }), 'NotFound')
+  assert.match(bare.message, /neither model\.safetensors nor model\.safetensors\.index\.json at revision v9 \(the Hub said: .*Invalid rev id: v9/)
 })
 
 test('hf://datasets/org/repo/... opens a dataset\'s file', async () => {
@@ -378,7 +381,7 @@ test('HF_ENDPOINT and HF_TOKEN from the environment when the options are absent;
 
 test('bad hf addresses are InvalidArgument, before any request', async () => {
   hub.resetStats()
-  for (const src of ['hf://', 'hf://onlyorg', 'hf://org/repo/../x', 'hf://org/repo/./x', 'hf://org/', 'hf:///repo',
+  for (const src of ['hf://', 'hf://onlyorg', 'hf://org/repo/../x', 'hf://org/repo/./x', 'hf://org/repo/a//b.safetensors', 'hf://org/', 'hf:///repo',
     'hf://org/repo@', 'hf://org/re po', 'hf://datasets/onlyorg']) {
     const error = await rejects(open(src, { endpoint }), 'InvalidArgument')
     assert.match(error.message, /hf:\/\/org\/repo/, 'the message shows the forms that work')
