@@ -147,7 +147,7 @@ export async function startServer(options = {}) {
     try {
       path = decodeURIComponent(url.pathname)
     } catch {
-      path = '\0'
+      path = url.pathname  // a bare % (100%.safetensors) is not an escape: the name as it is
     }
     const quirks = quirksFor(path)
     /** @type {LogEntry} */

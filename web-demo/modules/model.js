@@ -38,8 +38,9 @@ export async function openUrl(href, options) {
   const f = await open(href, hub
     ? { fetch: options.fetch, token: options.token, endpoint: options.endpoint, signal: options.signal }
     : { fetch: options.fetch, headers: options.headers, signal: options.signal })
-  const label = hub ? href.replace(/^hf:\/\//i, '') : decodeURIComponent(new URL(href).pathname.split('/').pop() || href)
   try {
+    // A name with a bare % (100%.safetensors) is not percent-encoding: shown as it is.
+    const label = hub ? href.replace(/^hf:\/\//i, '') : safeDecode(new URL(href).pathname.split('/').pop() || href)
     const source = hub ? 'hub' : 'url'
     if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, source)
     return fileModel(f, label, source)
