@@ -27,7 +27,7 @@ export function notSafetensors(verdict, head, where, response) {
   if (!what) return null
   const http = response ? ` (HTTP ${response.status}, Content-Type ${response.contentType ?? 'not given'})` : ''
   return new SafetensorsError('NotSafetensors', `${where}${http} is ${what}`, {
-    status: response?.status ?? null, offset: 0, cause: verdict,
+    status: response?.status ?? null, cause: verdict,
   })
 }
 

@@ -3,7 +3,7 @@
 // test server in http-server.js and, for TLS, a self-signed HTTPS server made here; default
 // options unless a case is about an option.
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer as createHttpsServer } from 'node:https'
 import { createServer as createNetServer } from 'node:net'
@@ -14,6 +14,7 @@ import { ERROR_CODES, ERROR_INFO, SafetensorsError, ShardedFile, open, serialize
 import { startServer } from './http-server.js'
 
 const fast = { retryDelay: 1 }
+const CLI = new URL('../../js/cli.js', import.meta.url).pathname
 const text = (/** @type {string} */ s) => new TextEncoder().encode(s)
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
@@ -92,6 +93,10 @@ test('not a safetensors file: an HTML page, a Git LFS pointer, XML, JSON; served
     e = await fails(open(join(dir, 'model.safetensors')), 'NotSafetensors', /model\.safetensors is a Git LFS pointer/)
     assert.equal(e.status, null)
     assert.ok(!e.message.includes('HTTP'), e.message)
+    // The CLI says the same, as its error line.
+    const cli = spawnSync(process.execPath, [CLI, 'inspect', join(dir, 'model.safetensors')], { encoding: 'utf8' })
+    assert.equal(cli.status, 1)
+    assert.match(cli.stderr, /^error: NotSafetensors: .*model\.safetensors is a Git LFS pointer .*git lfs pull/)
   } finally {
     rmSync(dir, { recursive: true })
   }
