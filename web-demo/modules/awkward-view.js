@@ -5,6 +5,7 @@
  * first entries need.
  */
 import { el } from './dom.js'
+import { escapeInvisible } from './format.js'
 
 const FIRST_ENTRIES = 10
 
@@ -29,7 +30,7 @@ export async function renderAwkward(section, file, signal) {
     const nodes = array.nodes
     section.replaceChildren(
       el('h2', { id: 'awkward-title', text: 'Awkward array' }),
-      el('p', {}, el('span', { class: 'muted', text: 'type ' }), el('code', { class: 'awkward-type mono', text: array.type })),
+      el('p', {}, el('span', { class: 'muted', text: 'type ' }), el('code', { class: 'awkward-type mono', text: escapeInvisible(array.type) })),
       el('div', { class: 'awkward-columns' },
         el('div', {},
           el('h3', { text: 'Form' }),
@@ -37,7 +38,7 @@ export async function renderAwkward(section, file, signal) {
         el('div', {},
           el('h3', { text: `First ${Math.min(FIRST_ENTRIES, array.length)} of ${array.length} entries` }),
           el('ol', { class: 'awkward-entries mono', start: '0' },
-            first.map((value) => el('li', { text: show(value) }))))))
+            first.map((value) => el('li', { text: escapeInvisible(show(value)) }))))))
     section.hidden = false
   } finally {
     array.dispose()
@@ -59,11 +60,12 @@ function formNode(nodes, i) {
   const array = n.parameters?.__array__
   if (array) details.push(`__array__: ${array}`)
   const buffers = Object.values(n.buffers ?? {})
+  // Form keys, fields and buffer names come from the file's metadata: escaped (js/format.js).
   return el('li', { role: 'treeitem', 'aria-expanded': n.contents.length ? 'true' : null },
-    el('span', { class: 'awkward-class', text: n.class }),
-    n.form_key ? el('span', { class: 'muted mono', text: ` ${n.form_key}` }) : null,
-    details.length ? el('span', { class: 'muted', text: ` · ${details.join(' · ')}` }) : null,
-    buffers.length ? el('span', { class: 'awkward-buffers mono', text: ` [${buffers.join(', ')}]` }) : null,
+    el('span', { class: 'awkward-class', text: escapeInvisible(n.class) }),
+    n.form_key ? el('span', { class: 'muted mono', text: ` ${escapeInvisible(n.form_key)}` }) : null,
+    details.length ? el('span', { class: 'muted', text: ` · ${escapeInvisible(details.join(' · '))}` }) : null,
+    buffers.length ? el('span', { class: 'awkward-buffers mono', text: ` [${escapeInvisible(buffers.join(', '))}]` }) : null,
     n.contents.length ? el('ul', { role: 'group' }, n.contents.map((c) => formNode(nodes, c))) : null)
 }
 

@@ -1,5 +1,8 @@
 /**
  * The tensors panel: a filter box and two views of the same rows, a table and a tree, as tabs.
+ * The tree is built only while its tab is shown (a file may hold 500,000 names); a filter matches
+ * against names lower-cased once per file, waits for a pause in typing on large files, and each
+ * view draws only its first matches.
  */
 import { el } from './dom.js'
 import { formatCount } from './format.js'
@@ -9,15 +12,42 @@ import { TensorTree } from './tree.js'
 /** @typedef {import('./model.js').Row} Row */
 
 /**
- * Whether a row matches every word of the filter: a word matches a name or shard containing it,
- * or a dtype equal to it (case-insensitive).
- * @param {Row} r @param {string[]} words lower-case
+ * The rows that match every word of the filter, as a mask by `order`: a word matches a name or
+ * shard containing it, or a dtype equal to it (case-insensitive).
+ * @param {Row[]} rows @param {Lowered} lower @param {string[]} words lower-case, at least one
+ * @returns {{ mask: Uint8Array, count: number }}
  */
-function matches(r, words) {
-  const name = r.name.toLowerCase()
-  const shard = (r.shard ?? '').toLowerCase()
-  const dtype = r.dtype.toLowerCase()
-  return words.every((w) => name.includes(w) || dtype === w || (shard !== '' && shard.includes(w)))
+function matching(rows, lower, words) {
+  const mask = new Uint8Array(lower.size)
+  let count = 0
+  for (let i = 0; i < rows.length; i++) {
+    const name = lower.names[i]
+    const shard = lower.shards[i]
+    const dtype = lower.dtypes[i]
+    if (words.every((w) => name.includes(w) || dtype === w || (shard !== '' && shard.includes(w)))) {
+      mask[rows[i].order] = 1
+      count++
+    }
+  }
+  return { mask, count }
+}
+
+/**
+ * The rows' names, shards and dtypes lower-cased once per file, and the size of a mask by
+ * `order` (model.js numbers rows from 0 in file or index order).
+ * @typedef {{ names: string[], shards: string[], dtypes: string[], size: number }} Lowered
+ */
+
+/** @param {Row[]} rows @returns {Lowered} */
+function lowered(rows) {
+  let size = 0
+  for (const r of rows) size = Math.max(size, r.order + 1)
+  return {
+    names: rows.map((r) => r.name.toLowerCase()),
+    shards: rows.map((r) => (r.shard ?? '').toLowerCase()),
+    dtypes: rows.map((r) => r.dtype.toLowerCase()),
+    size,
+  }
 }
 
 export class TensorBrowser {
@@ -28,6 +58,12 @@ export class TensorBrowser {
   constructor(section, onSelect) {
     /** @type {Row[]} */
     this.rows = []
+    /** @type {Lowered} */
+    this.lower = lowered([])
+    /** @type {Uint8Array | null} the rows the filter keeps, by order (null: all) */
+    this.mask = null
+    /** Whether the tree shows the current rows and filter (it is drawn only while shown). */
+    this.treeDrawn = false
     this.sharded = false
     this.table = new TensorTable(onSelect)
     this.tree = new TensorTree(onSelect)
@@ -55,12 +91,13 @@ export class TensorBrowser {
       this.tabs[next === 'table' ? 0 : 1].focus()
     })
     this.current = 'table'
-    // Redrawing thousands of rows per keystroke lags: wait for a pause in typing then.
+    // Redrawing thousands of rows per keystroke lags: wait for a pause in typing then (longer
+    // for a file whose filter takes a while: matching 500,000 names, the tree's pass).
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer
     this.search.addEventListener('input', () => {
       clearTimeout(timer)
-      if (this.rows.length > 1000) timer = setTimeout(() => this.#refresh(), 150)
+      if (this.rows.length > 1000) timer = setTimeout(() => this.#refresh(), this.rows.length > 100_000 ? 300 : 150)
       else this.#refresh()
     })
     this.search.addEventListener('keydown', (e) => {
@@ -82,9 +119,12 @@ export class TensorBrowser {
   /** @param {Row[]} rows @param {boolean} sharded */
   setRows(rows, sharded) {
     this.rows = rows
+    this.lower = lowered(rows)
     this.sharded = sharded
     this.search.value = ''
     this.table.sort = { key: 'byteOffset', direction: 1 }
+    this.table.setRows(rows, sharded)
+    this.tree.setRows(rows)
     this.select(null)
     this.#refresh()
   }
@@ -99,6 +139,7 @@ export class TensorBrowser {
     })
     this.panels.table.hidden = view !== 'table'
     this.panels.tree.hidden = view !== 'tree'
+    if (view === 'tree' && !this.treeDrawn) this.#drawTree()
   }
 
   /** @param {string | null} name */
@@ -109,10 +150,17 @@ export class TensorBrowser {
 
   #refresh() {
     const words = this.search.value.toLowerCase().split(/\s+/).filter(Boolean)
-    const rows = words.length ? this.rows.filter((r) => matches(r, words)) : this.rows
-    this.count.textContent = words.length ? `${formatCount(rows.length)} of ${formatCount(this.rows.length)}` : `${formatCount(this.rows.length)} tensors`
-    this.table.show(rows, this.sharded)
-    this.tree.show(rows, words.length > 0)
+    const { mask, count } = words.length ? matching(this.rows, this.lower, words) : { mask: null, count: this.rows.length }
+    this.mask = mask
+    this.count.textContent = words.length ? `${formatCount(count)} of ${formatCount(this.rows.length)}` : `${formatCount(this.rows.length)} tensors`
+    this.table.filter(mask)
     this.table.select(this.table.selected)
+    this.treeDrawn = false
+    if (this.current === 'tree') this.#drawTree()
+  }
+
+  #drawTree() {
+    this.tree.show(this.mask, this.mask !== null)
+    this.treeDrawn = true
   }
 }

@@ -2,6 +2,7 @@
  * A small element builder: el('button', { class: 'x', onclick: f, 'aria-label': 'y' }, 'text').
  * Attributes that are null, undefined or false are left out; true sets an empty attribute.
  */
+import { invisibleParts } from '../../js/format.js'
 
 /**
  * @param {string} tag
@@ -48,4 +49,18 @@ export function throttled(draw) {
       draw()
     })
   }
+}
+
+/**
+ * `text` as nodes for el(), its bidirectional controls and invisible characters (escapeInvisible
+ * in js/format.js) shown as marked escapes: `\u{202E}` in a span with a tooltip saying what it
+ * stands for, so that `\u202Eexe.txt` never reads as `txt.exe`. Names, metadata and messages
+ * from a file go through this; a plain string comes back as it is.
+ * @param {string} text
+ * @param {{ multiline?: boolean }} [options] keep newlines and tabs (metadata values)
+ * @returns {Array<Node | string>}
+ */
+export function visible(text, options) {
+  return invisibleParts(text, options).map((part) => (typeof part === 'string' ? part
+    : el('span', { class: 'invisible-char', title: part.title, text: part.escape })))
 }

@@ -3,7 +3,7 @@
  * library's own details (code, tensor, byte offset, message) for reference.
  */
 import { SafetensorsError } from '../../js/index.js'
-import { el } from './dom.js'
+import { el, visible } from './dom.js'
 import { formatCount } from './format.js'
 
 /** Codes of FORMAT.md's reader rules: the bytes are not a valid safetensors file. */
@@ -98,9 +98,10 @@ export function errorCard(error, onDismiss) {
       el('strong', { class: 'error-title', text: d.title }),
       el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss this message', onclick: onDismiss, text: '×' })),
     d.hint ? el('p', { class: 'error-hint', text: d.hint }) : null,
+    // Details and message quote names from the file: invisible characters as marked escapes.
     el('p', { class: 'error-details' },
       d.code ? el('code', { class: 'error-code', text: d.code }) : null,
-      d.details.length ? el('span', { text: d.details.join(', ') }) : null),
-    el('p', { class: 'error-message mono', text: d.message }),
+      d.details.length ? el('span', {}, ...visible(d.details.join(', '))) : null),
+    el('p', { class: 'error-message mono' }, ...visible(d.message, { multiline: true })),
   ].filter((node) => node !== null))
 }

@@ -2,8 +2,8 @@
  * The file summary: size, header, tensor and parameter counts, parameters by dtype, metadata
  * (JSON-looking values pretty-printed) and, for a sharded set, its shards.
  */
-import { el } from './dom.js'
-import { formatBytes, formatCount, formatMetadataValue, formatPercent } from './format.js'
+import { el, visible } from './dom.js'
+import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatPercent } from './format.js'
 
 /** A colour per dtype family, for the parameters-by-dtype bar. */
 const DTYPE_COLOURS = /** @type {Record<string, string>} */ ({
@@ -25,7 +25,7 @@ export function renderSummary(section, model) {
   const dtypes = Object.entries(byDtype).sort((a, b) => b[1] - a[1])
   section.replaceChildren(...[
     el('div', { class: 'summary-head' },
-      el('h2', { id: 'summary-title', class: 'file-name', title: model.label, text: model.label }),
+      el('h2', { id: 'summary-title', class: 'file-name', title: escapeInvisible(model.label) }, ...visible(model.label)),
       el('span', { class: 'badge', text: sharded ? `sharded · ${model.shards?.length} ${model.source === 'local' ? 'local ' : ''}shards` : model.source === 'local' ? 'local file' : model.source === 'hub' ? 'Hugging Face Hub file' : 'remote file' })),
     el('dl', { class: 'tiles' },
       tile('File size', formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`),
@@ -73,9 +73,11 @@ function metadataBlock(title, metadata, hideWhenEmpty = false) {
     entries.length ? el('dl', { class: 'metadata-list' }, entries.map(([key, value]) => {
       const text = typeof value === 'string' ? formatMetadataValue(value) : JSON.stringify(value, null, 2)
       const multiline = text.includes('\n') || text.length > 80
+      // Keys and values from the file: invisible and bidirectional characters as marked escapes.
+      const shown = visible(text, { multiline: true })
       return el('div', { class: 'metadata-entry' },
-        el('dt', { class: 'mono', text: key }),
-        el('dd', {}, multiline ? el('pre', { class: 'metadata-value', tabindex: 0, text }) : el('span', { class: 'mono', text })))
+        el('dt', { class: 'mono' }, ...visible(key)),
+        el('dd', {}, multiline ? el('pre', { class: 'metadata-value', tabindex: 0 }, ...shown) : el('span', { class: 'mono' }, ...shown)))
     })) : el('p', { class: 'muted', text: 'This file has no __metadata__.' }))
 }
 
@@ -86,7 +88,7 @@ function shardTable(shards) {
     el('div', { class: 'table-scroll' }, el('table', { class: 'plain-table' },
       el('thead', {}, el('tr', {}, ['file', 'size', 'header', 'tensors'].map((h, i) => el('th', { scope: 'col', class: i ? 'num' : '', text: h })))),
       el('tbody', {}, shards.map((s) => el('tr', {},
-        el('td', { class: 'mono', text: s.path }),
+        el('td', { class: 'mono' }, ...visible(s.path)),
         el('td', { class: 'num', text: formatBytes(s.byteLength) }),
         el('td', { class: 'num', text: formatBytes(s.headerLength) }),
         el('td', { class: 'num', text: formatCount(s.tensors) })))))))

@@ -1,9 +1,12 @@
 /**
  * The tensor table: sortable columns (click a header), rows selectable with the mouse or the
  * keyboard (a grid with one focusable row: arrows, Home/End and Page Up/Down move, Enter or Space
- * selects).
+ * selects). Sorted once per column and direction; a filter picks its first MAX_ROWS matches from
+ * that order (no sort per keystroke, whatever the number of tensors). Names are shown with their
+ * invisible and bidirectional characters as marked escapes (visible()).
  */
-import { el } from './dom.js'
+import { sortByName } from '../../js/name-tree.js'
+import { el, visible } from './dom.js'
 import { formatBytes, formatCount, formatShape } from './format.js'
 
 /** Rows drawn at most; a search narrows the rest down. */
@@ -35,14 +38,23 @@ function shortShard(path) {
   return m ? `${Number(m[1])}/${Number(m[2])}` : path
 }
 
+/** Names of more segments than this wrap anywhere rather than after each dot (two nodes a dot). */
+const WBR_SEGMENTS = 64
+
 /**
  * A dotted name that may wrap after each dot: model.<wbr>layers.<wbr>3.<wbr>mlp…
  * @param {string} name
  */
 function breakable(name) {
   const span = el('span', { class: 'mono' })
-  name.split('.').forEach((part, i, parts) => {
-    span.append(i < parts.length - 1 ? `${part}.` : part)
+  const parts = name.split('.')
+  if (parts.length > WBR_SEGMENTS) {
+    span.classList.add('wrap-anywhere')
+    span.append(...visible(name))
+    return span
+  }
+  parts.forEach((part, i) => {
+    span.append(...visible(i < parts.length - 1 ? `${part}.` : part))
     if (i < parts.length - 1) span.append(document.createElement('wbr'))
   })
   return span
@@ -52,8 +64,12 @@ export class TensorTable {
   /** @param {(name: string) => void} onSelect */
   constructor(onSelect) {
     this.onSelect = onSelect
-    /** @type {Row[]} */
+    /** @type {Row[]} every row of the file */
     this.rows = []
+    /** @type {Uint8Array | null} 1 at the `order` of each row to show; null: all */
+    this.mask = null
+    /** @type {{ key: string, direction: number, rows: Row[] } | null} the rows in the current order */
+    this.sorted = null
     /** @type {Column[]} */
     this.columns = COLUMNS
     this.sort = { key: 'byteOffset', direction: 1 }
@@ -73,11 +89,36 @@ export class TensorTable {
     })
   }
 
-  /** @param {Row[]} rows the rows to show (already filtered) @param {boolean} sharded */
-  show(rows, sharded) {
+  /** @param {Row[]} rows every row of the file @param {boolean} sharded */
+  setRows(rows, sharded) {
     this.rows = rows
+    this.sorted = null
+    this.mask = null
     this.columns = sharded ? [...COLUMNS, SHARD_COLUMN] : COLUMNS
+  }
+
+  /** Shows the rows that `mask` keeps. @param {Uint8Array | null} mask 1 at the `order` of each row to show; null: all */
+  filter(mask) {
+    this.mask = mask
     this.#draw()
+  }
+
+  /** The rows in the current order: sorted when the order or the rows change, not per filter. */
+  #inOrder() {
+    const { key, direction } = this.sort
+    if (this.sorted?.key === key && this.sorted.direction === direction) return this.sorted.rows
+    const column = this.columns.find((c) => c.key === key) ?? this.columns[0]
+    const rows = this.rows.slice()
+    if (column.key === 'name') {
+      // The collator's order, by precomputed keys where it can (a collator sort of 500,000 names
+      // takes seconds); names are unique, so descending is ascending reversed.
+      sortByName(rows, (r) => r.name, (a, b) => a.order - b.order)
+      if (direction < 0) rows.reverse()
+    } else {
+      rows.sort((a, b) => direction * column.compare(a, b))
+    }
+    this.sorted = { key, direction, rows }
+    return rows
   }
 
   /** Marks the selected row. @param {string | null} name */
@@ -96,9 +137,15 @@ export class TensorTable {
   }
 
   #draw() {
-    const column = this.columns.find((c) => c.key === this.sort.key) ?? this.columns[0]
-    const sorted = this.rows.slice().sort((a, b) => this.sort.direction * column.compare(a, b))
-    const shown = sorted.slice(0, MAX_ROWS)
+    const mask = this.mask
+    /** @type {Row[]} */
+    const shown = []
+    let matches = 0
+    for (const r of this.#inOrder()) {
+      if (mask && mask[r.order] !== 1) continue
+      matches++
+      if (shown.length < MAX_ROWS) shown.push(r)
+    }
     const head = el('thead', {}, el('tr', {}, this.columns.map((c) => {
       const active = c.key === this.sort.key
       return el('th', {
@@ -118,11 +165,11 @@ export class TensorTable {
       tabindex: r.name === focusName ? '0' : '-1',
       'aria-selected': String(r.name === this.selected),
     }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() },
-      c.key === 'name' ? breakable(r.name) : c.cell(r))))))
-    this.table.setAttribute('aria-rowcount', String(this.rows.length + 1))
+      c.key === 'name' ? breakable(r.name) : visible(c.cell(r)))))))
+    this.table.setAttribute('aria-rowcount', String(matches + 1))
     this.table.replaceChildren(head, body)
-    this.note.hidden = sorted.length <= MAX_ROWS
-    this.note.textContent = `Showing the first ${formatCount(MAX_ROWS)} of ${formatCount(sorted.length)} tensors: filter to narrow them down.`
+    this.note.hidden = matches <= MAX_ROWS
+    this.note.textContent = `Showing the first ${formatCount(MAX_ROWS)} of ${formatCount(matches)} tensors: filter to narrow them down.`
   }
 
   /** @param {HTMLElement} tr */

@@ -4,8 +4,8 @@
  * values. The wasm memory is freed as soon as the values are copied out.
  */
 import { colourScale, drawHeatmap, drawHistogram, drawLegend } from './charts.js'
-import { el } from './dom.js'
-import { formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
+import { el, visible } from './dom.js'
+import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
 import { LARGE_TENSOR, defaultSlice, isInteger, planeOf, planeOffset, valueText } from './values.js'
 
 /**
@@ -89,7 +89,7 @@ export class TensorView {
     const result = /** @type {HTMLElement} */ (this.section.querySelector('.result'))
     result.setAttribute('aria-busy', 'true')
     result.replaceChildren(el('p', { class: 'muted loading', text: spec ? `Fetching [${spec}] of this tensor…` : 'Fetching this tensor…' }))
-    const label = `Fetching ${row.name}${spec ? ` [${spec}]` : ''}`
+    const label = `Fetching ${escapeInvisible(row.name)}${spec ? ` [${spec}]` : ''}`
     const loaded = await this.tasks.run(label, async (signal, progress) => {
       const options = { signal, onProgress: (/** @type {{ loaded: number, total: number }} */ p) => progress(p.loaded, p.total) }
       const t = spec ? await model.file.slice(row.name, spec, options) : await model.file.tensor(row.name, options)
@@ -113,9 +113,9 @@ export class TensorView {
   #header(row) {
     const chip = (/** @type {string} */ label, /** @type {string} */ value) =>
       el('div', { class: 'chip' }, el('dt', { text: label }), el('dd', { class: 'mono', text: value }))
-    const where = row.shard ? `${formatCount(row.byteOffset)} in ${row.shard}` : `${formatCount(row.byteOffset)} – ${formatCount(row.byteOffset + row.byteLength)}`
+    const where = row.shard ? `${formatCount(row.byteOffset)} in ${escapeInvisible(row.shard)}` : `${formatCount(row.byteOffset)} – ${formatCount(row.byteOffset + row.byteLength)}`
     return el('header', { class: 'tensor-head' },
-      el('h2', { id: 'tensor-title', class: 'tensor-name mono', text: row.name }),
+      el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...visible(row.name)),
       el('dl', { class: 'chips' },
         chip('dtype', row.dtype),
         chip('shape', formatShape(row.shape)),
