@@ -11,6 +11,7 @@ import { TensorBrowser } from './modules/browser.js'
 import { isAwkward, renderAwkward } from './modules/awkward-view.js'
 import { byId } from './modules/dom.js'
 import { errorCard } from './modules/errors.js'
+import { escapeInvisible } from './modules/format.js'
 import { fileLink, hubAddress, isHubAddress, openLocal, openUrl } from './modules/model.js'
 import { NetworkMeter } from './modules/network.js'
 import { renderSummary } from './modules/summary.js'
@@ -141,7 +142,7 @@ function show(next) {
   view.setModel(next)
   browser.setRows(next.rows, next.kind === 'sharded')
   ui.workspace.hidden = false
-  document.title = `${next.label} · safetensors inspector`
+  document.title = `${escapeInvisible(next.label)} · safetensors inspector`
 }
 
 /**
@@ -195,7 +196,7 @@ async function openRemote(src, access, tensor) {
   show(opened)
   const row = tensor ? opened.rows.find((r) => r.name === tensor) : null
   if (row) await view.show(row)
-  else if (tensor) showNotice(`This file has no tensor named “${tensor}”.`)
+  else if (tensor) showNotice(`This file has no tensor named “${escapeInvisible(tensor)}”.`)
 }
 
 /** @param {File[]} files one file, or a sharded set's index with its shards */
