@@ -14,7 +14,7 @@ mkdir -p build/sample
 sample=build/sample/tiny-llama.safetensors
 node tests/fixtures/make-sample.js "$sample"
 if [ "${1:-}" = --inspect ]; then
-  exec node js/cli.js inspect "$sample"
+  exec node js/cli/main.js inspect "$sample"
 fi
 node web-demo/make-sharded-sample.js "$sample" build/sample/sharded
 exec node web-demo/serve.js

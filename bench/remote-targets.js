@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util'
 import { open } from '../js/node.js'
-import { INITIAL_FETCH_SIZE } from '../js/http.js'
+import { INITIAL_FETCH_SIZE } from '../js/io/http.js'
 import { startServer } from '../tests/js/http-server.js'
 import { emitFigures, figure, machine, virtualHeader } from './common.js'
 

@@ -6,15 +6,15 @@
 import { ASYNC_DISPOSE } from './dispose.js'
 import { dtypeIndex } from './dtypes.js'
 import { SafetensorsError, fromCoreError, throwIfAborted } from './errors.js'
-import { readTargets } from './reader.js'
-import { SNIFF_BYTES, notSafetensors } from './sniff.js'
+import { readTargets } from './io/reader.js'
+import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
 import { TensorTable, u64 } from './table.js'
 import { Tensor } from './tensor.js'
 import { heapAlloc, heapView, loadCore } from './wasm.js'
 
 /**
- * @typedef {import('./reader.js').ReadOptions} ReadOptions
- * @typedef {import('./sources.js').ByteSource} ByteSource
+ * @typedef {import('./io/reader.js').ReadOptions} ReadOptions
+ * @typedef {import('./io/sources.js').ByteSource} ByteSource
  * @typedef {import('./table.js').TensorInfo} TensorInfo
  */
 
@@ -241,14 +241,14 @@ export class SafetensorsFile {
 
   /**
    * The awkward array stored by awkward-array's ak.to_safetensors (metadata "form" and
-   * "length", buffers "{form_key}-{attribute}"); see js/awkward.js. Checks the form against the
+   * "length", buffers "{form_key}-{attribute}"); see js/awkward/array.js. Checks the form against the
    * tensors and reads no data.
-   * @returns {Promise<import('./awkward.js').AwkwardArray>}
+   * @returns {Promise<import('./awkward/array.js').AwkwardArray>}
    */
   async awkward() {
     this.#open()
     // Loaded on first use: a page that never opens an awkward file never downloads its reader.
-    const { openAwkward } = await import('./awkward.js')
+    const { openAwkward } = await import('./awkward/array.js')
     return openAwkward(this)
   }
 

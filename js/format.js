@@ -135,7 +135,7 @@ export function hasInvisible(text) {
  * (`\u{005C}u{`), so that every `\u{...}` shown is an escape. `multiline` keeps newlines and tabs
  * (for metadata values, which may be text of several lines). Everything the CLI's text output and
  * the inspector show of names and metadata goes through this (the inspector marks each escape:
- * invisibleParts); JSON output does not (see js/cli-inspect.js).
+ * invisibleParts); JSON output does not (see js/cli/inspect.js).
  * @param {string} text
  * @param {{ multiline?: boolean }} [options]
  */

@@ -1,7 +1,7 @@
 /**
  * safetensors-wasm, browser (and any platform) entry. Node adds file paths: see node.js.
  */
-import { httpUrl, resolveUrl } from './http.js'
+import { httpUrl, resolveUrl } from './io/http.js'
 import { isHfUrl, openAny, openUrl } from './open.js'
 
 export { SafetensorsError } from './errors.js'
@@ -9,8 +9,8 @@ export { ERROR_CODES, ERROR_INFO } from './error-codes.js'
 export { SafetensorsFile } from './file.js'
 export { ShardedFile } from './sharded.js'
 export { Tensor } from './tensor.js'
-export { bytesSource, blobSource } from './sources.js'
-export { urlSource } from './http.js'
+export { bytesSource, blobSource } from './io/sources.js'
+export { urlSource } from './io/http.js'
 export { DTYPES } from './dtypes.js'
 
 /**
@@ -18,14 +18,14 @@ export { DTYPES } from './dtypes.js'
  * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
  * `options.shards` (see openIndexWith). `hf://org/repo[@revision][/path]` opens a file of the
  * Hugging Face Hub (see hf.js). In a page, relative URLs resolve against it.
- * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
+ * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | import('./sharded.js').ShardedFile>}
  */
 export function open(src, options = {}) {
   // Loaded on first use, like f.awkward()'s reader: a bundler splits these into chunks of their
   // own, which a page downloads only when it opens a sharded set or a Hub address.
-  if (isHfUrl(src)) return import('./hf.js').then((m) => m.openHf(src, options, openUrl))
+  if (isHfUrl(src)) return import('./io/hf.js').then((m) => m.openHf(src, options, openUrl))
   if (options.shards !== undefined) return import('./sharded.js').then((m) => m.openIndexWith(src, options, [resolveUrl]))
   const base = /** @type {{ href?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.href
   const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, base) : null
@@ -34,5 +34,5 @@ export function open(src, options = {}) {
 export { serialize, serializeStream } from './writer.js'
 export { castTensor } from './cast.js'
 // Awkward arrays (ak.to_safetensors files): f.awkward() reads, these write.
-export { AwkwardArray } from './awkward.js'
-export { fromValues, serializeAwkward } from './awkward-write.js'
+export { AwkwardArray } from './awkward/array.js'
+export { fromValues, serializeAwkward } from './awkward/write.js'

@@ -5,13 +5,13 @@ import { dirname, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
-import { httpUrl, resolveUrl } from './http.js'
-import { nodeFileSource, openRegularFile } from './node-file.js'
+import { httpUrl, resolveUrl } from './io/http.js'
+import { nodeFileSource, openRegularFile } from './io/node-file.js'
 import { isHfUrl, openAny, openUrl } from './open.js'
 import { MAX_INDEX_BYTES, ShardedFile, openIndexWith, parseIndex, shardMissing } from './sharded.js'
 
 export * from './index.js'
-export { nodeFileSource } from './node-file.js'
+export { nodeFileSource } from './io/node-file.js'
 
 /** @type {import('./open.js').Resolver} */
 async function resolvePath(src) {
@@ -67,13 +67,13 @@ async function openIndexPath(path, options) {
  * `options.shards` (shards may then be paths too). `hf://org/repo[@revision][/path]` opens a
  * file of the Hugging Face Hub; HF_TOKEN and HF_ENDPOINT from the environment stand in for the
  * `token` and `endpoint` options when they are not given.
- * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} src
+ * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | ShardedFile>}
  */
 export async function open(src, options = {}) {
   if (isHfUrl(src)) {
-    const { openHf } = await import('./hf.js')
+    const { openHf } = await import('./io/hf.js')
     const env = process.env
     return openHf(src, { ...options, endpoint: options.endpoint ?? (env.HF_ENDPOINT || undefined),
       token: options.token ?? (env.HF_TOKEN || undefined) }, openUrl)
@@ -85,5 +85,5 @@ export async function open(src, options = {}) {
   if (path?.endsWith('.index.json')) return openIndexPath(path, options)
   return openAny(src, options, [resolvePath])
 }
-export { writeFile } from './node-write.js'
-export { writeAwkward } from './awkward-node.js'
+export { writeFile } from './io/node-write.js'
+export { writeAwkward } from './awkward/node.js'

@@ -4,11 +4,11 @@
  */
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
-import { resolveUrl } from './http.js'
-import { sourceOf } from './sources.js'
+import { resolveUrl } from './io/http.js'
+import { sourceOf } from './io/sources.js'
 
 /**
- * @typedef {import('./sources.js').ByteSource} ByteSource
+ * @typedef {import('./io/sources.js').ByteSource} ByteSource
  * @typedef {{ signal?: AbortSignal } & Record<string, any>} OpenOptions
  * @typedef {(src: string | URL, options: OpenOptions) => Promise<{ source: ByteSource, close: boolean } | null>} Resolver
  */

@@ -9,11 +9,11 @@
  */
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
-import { pool } from './pool.js'
+import { pool } from './io/pool.js'
 import { openSource } from './file.js'
-import { CONCURRENCY, fetchBytes, urlSource } from './http.js'
+import { CONCURRENCY, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
-import { sourceOf } from './sources.js'
+import { sourceOf } from './io/sources.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
@@ -24,13 +24,13 @@ export const MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 /**
  * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
- * @typedef {import('./reader.js').ReadOptions} ReadOptions
+ * @typedef {import('./io/reader.js').ReadOptions} ReadOptions
  * @typedef {import('./tensor.js').Tensor} Tensor
  * @typedef {import('./table.js').TensorInfo & { shard: string }} ShardTensorInfo
  * @typedef {(shard: string, signal: AbortSignal | undefined) => Promise<SafetensorsFile>} ShardOpener
  * @typedef {{ metadata: Record<string, unknown> | null, shards: string[], names: string[],
  *   shardOf(name: string): number | undefined }} ShardIndex
- * @typedef {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./sources.js').ByteSource} ShardSource
+ * @typedef {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} ShardSource
  * @typedef {Record<string, ShardSource> | Map<string, ShardSource> |
  *   ((path: string) => ShardSource | null | undefined)} ShardSources
  */
@@ -114,7 +114,7 @@ export function shardUrl(indexUrl, path) {
  * Opens a sharded set from the URL of its index (fetched whole, with the same retries as ranges).
  * Shards are fetched from URLs relative to the index with the same options (headers, fetch...).
  * @param {URL} url
- * @param {import('./http.js').HttpOptions & { concurrency?: number }} options
+ * @param {import('./io/http.js').HttpOptions & { concurrency?: number }} options
  */
 export async function openIndexUrl(url, options) {
   const index = parseIndex(await fetchBytes(url, { ...options, maxBytes: MAX_INDEX_BYTES }), url.href)

@@ -133,7 +133,7 @@ bool WritePlanner::plan(uint32_t tensorCount, uintptr_t names, uintptr_t nameLen
   return !error_;
 }
 
-// ---- Awkward arrays (issue 6) ----
+// ---- Awkward arrays ----
 
 bool AwkwardReader::parse(std::string form, std::string length) {
   return done(parseAkForm(form, length, form_));

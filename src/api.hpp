@@ -98,7 +98,7 @@ class WritePlanner {
   Error error_;
 };
 
-// ---- Awkward arrays (issue 6): awkward.hpp's three steps for JS (js/awkward.js). ----
+// ---- Awkward arrays: awkward.hpp's three steps for JS (js/awkward/). ----
 // parse, then bindBuffer for each of bufferCount() buffers that the file has, then check; the
 // check* methods validate buffer elements JS has read into the heap (`first` is the position
 // of the element at the pointer). Each returns false with error() set.

@@ -98,7 +98,7 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   bindMethod<&WritePlanner::order>("writePlannerOrder");
   bindMethod<&WritePlanner::fileLength>("writePlannerFileLength");
 
-  // ---- Awkward arrays (issue 6): see AwkwardReader in api.hpp ----
+  // ---- Awkward arrays: see AwkwardReader in api.hpp ----
   using st::AwkwardReader;
   bindLifetime<AwkwardReader>("awkwardReaderNew", "awkwardReaderDelete");
   bindMethod<&AwkwardReader::parse>("awkwardReaderParse");

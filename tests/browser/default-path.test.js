@@ -244,7 +244,7 @@ function assertRanged(path, min = 2, plain = 0) {
 /** @param {{ failed: string[], unsettled: string[], errors: string[] }} run @param {string} what */
 function assertCleanNetwork(run, what) {
   assert.deepEqual(run.failed, [], `${what}: Chromium reports no failed request (a ranged body cancelled after it arrived ` +
-    'whole shows as net::ERR_ABORTED; js/http.js must read each ranged body to its end)')
+    'whole shows as net::ERR_ABORTED; js/io/http.js must read each ranged body to its end)')
   assert.deepEqual(run.unsettled, [], `${what}: every request ended`)
   assert.deepEqual(run.errors, [], `${what}: no script errors`)
 }

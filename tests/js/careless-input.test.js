@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { SafetensorsError, open, serialize } from '../../js/node.js'
 import { startServer } from './http-server.js'
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
 /** @type {string} */
 let dir

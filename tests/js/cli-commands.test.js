@@ -1,5 +1,5 @@
 // The CLI's commands (stats, verify, inspect --tree/--json/--quiet) as a user runs them: `node
-// js/cli.js ...` in a child process, on files written with the project's writeFile, on sharded
+// js/cli/main.js ...` in a child process, on files written with the project's writeFile, on sharded
 // sets (paths and URLs), and on ../shared/corpus. Exit codes: 0 done, 1 failure, 2 usage.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { open, serialize, writeFile } from '../../js/node.js'
-import { renderProgress } from '../../js/cli-common.js'
-import { pieceSpecs } from '../../js/cli-verify.js'
+import { renderProgress } from '../../js/cli/common.js'
+import { pieceSpecs } from '../../js/cli/verify.js'
 import { startServer } from '../../web-demo/serve.js'
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 const CORPUS = fileURLToPath(new URL('../../../shared/corpus/', import.meta.url))
 
 /**

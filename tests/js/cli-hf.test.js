@@ -1,4 +1,4 @@
-// The CLI on Hub addresses: `node js/cli.js inspect hf://org/repo --json` in a child process
+// The CLI on Hub addresses: `node js/cli/main.js inspect hf://org/repo --json` in a child process
 // against the Hub emulation (hub-server.js), with the endpoint and token from HF_ENDPOINT and
 // HF_TOKEN or from --endpoint and --token. The JSON must be what the same file gives locally.
 import { after, before, test } from 'node:test'
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { serialize } from '../../js/node.js'
 import { startHub } from './hub-server.js'
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
 /** @type {Awaited<ReturnType<typeof startHub>>} */
 let hub

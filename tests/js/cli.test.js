@@ -1,4 +1,4 @@
-// The command line, run as a user runs it: `node js/cli.js ...` in a child process.
+// The command line, run as a user runs it: `node js/cli/main.js ...` in a child process.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { serialize } from '../../js/node.js'
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 const MAKE_SAMPLE = fileURLToPath(new URL('../fixtures/make-sample.js', import.meta.url))
 
 /** @param {string[]} args */

@@ -12,13 +12,13 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { castTensor, open, serialize } from '../../js/node.js'
-import { convertFile, namePattern } from '../../js/cli-convert.js'
-import { writePlanned } from '../../js/node-write.js'
+import { convertFile, namePattern } from '../../js/cli/convert.js'
+import { writePlanned } from '../../js/io/node-write.js'
 import { planFile } from '../../js/writer.js'
 import { prng } from '../fixtures/make-sample.js'
 import { startServer } from './http-server.js'
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 const FLOATS = new Set(['F64', 'F32', 'F16', 'BF16'])
 
 /** @param {string[]} args */
@@ -401,7 +401,7 @@ describe('memory', () => {
     // The conversion runs in a fresh process, so its heap and RSS are its own.
     const script = join(dir, 'measure.mjs')
     await fsWriteFile(script, `
-      import { convertFile } from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL('../../js/cli-convert.js', import.meta.url))).href)}
+      import { convertFile } from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL('../../js/cli/convert.js', import.meta.url))).href)}
       import { loadCore } from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL('../../js/wasm.js', import.meta.url))).href)}
       const core = await loadCore()
       const start = { heapSize: core.HEAPU8.length, inUse: core.heapInUse(), rss: process.memoryUsage().rss }

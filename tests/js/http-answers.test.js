@@ -14,7 +14,7 @@ import { ERROR_CODES, ERROR_INFO, SafetensorsError, ShardedFile, open, serialize
 import { startServer } from './http-server.js'
 
 const fast = { retryDelay: 1 }
-const CLI = new URL('../../js/cli.js', import.meta.url).pathname
+const CLI = new URL('../../js/cli/main.js', import.meta.url).pathname
 const text = (/** @type {string} */ s) => new TextEncoder().encode(s)
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */

@@ -14,7 +14,7 @@ import { serialize } from '../../js/node.js'
 import { MAX_TREE_DEPTH, buildTree, indexNames, treeJson, treeOf, treeText } from '../../js/name-tree.js'
 import { escapeInvisible, invisibleParts } from '../../js/format.js'
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
 /** @param {string} name */
 const row = (name) => ({ name, dtype: 'F32', shape: [1], byteLength: 4, elements: 1 })

@@ -16,7 +16,7 @@
 //
 // The "Command line" ```sh block is a synopsis: each line is expanded into real command lines
 // (optional [...] parts left out, then put in; each `a|b` alternative once), placeholders given
-// values (PLACEHOLDERS), and `npx safetensors-wasm` is run as `node js/cli.js`, the package's
+// values (PLACEHOLDERS), and `npx safetensors-wasm` is run as `node js/cli/main.js`, the package's
 // "bin" (asserted), which is what npx runs once the package is installed; npx itself is not used
 // here since from this folder it would look the name up on the registry.
 import { after, before, test } from 'node:test'
@@ -32,7 +32,7 @@ import { startHub } from './hub-server.js'
 
 const ROOT = realpathSync(fileURLToPath(new URL('../../', import.meta.url)))
 const PRELOAD = new URL('./readme-preload.js', import.meta.url).href
-const CLI = join(ROOT, 'js', 'cli.js')
+const CLI = join(ROOT, 'js', 'cli', 'main.js')
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
 
 /**
@@ -503,7 +503,7 @@ const CHECKS = {
     lang: 'sh',
     async run(block, t) {
       const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-      assert.equal(pkg.bin['safetensors-wasm'], './js/cli.js', 'npx safetensors-wasm runs js/cli.js')
+      assert.equal(pkg.bin['safetensors-wasm'], './js/cli/main.js', 'npx safetensors-wasm runs js/cli/main.js')
       const lines = block.code.split('\n').filter((line) => line.trim() !== '')
       assert.ok(lines.length > 0)
       for (const line of lines) {
@@ -514,7 +514,7 @@ const CHECKS = {
           const args = words.slice(2)
           const check = CLI_CHECKS[args[0]]
           assert.ok(check, `no check for the command ${args[0]} (README.md:${block.line}): add one to CLI_CHECKS`)
-          t.diagnostic(`npx safetensors-wasm ${args.join(' ')}  (as node js/cli.js)`)
+          t.diagnostic(`npx safetensors-wasm ${args.join(' ')}  (as node js/cli/main.js)`)
           const result = await run([CLI, ...args])
           assert.equal(result.code, 0, `safetensors-wasm ${args.join(' ')}\n${result.stdout}${result.stderr}`)
           await check(args, result)

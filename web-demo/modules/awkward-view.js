@@ -47,7 +47,7 @@ export async function renderAwkward(section, file, signal) {
 
 /**
  * One form node and its contents, as nested list items.
- * @param {import('../../js/awkward-read.js').AkNode[]} nodes
+ * @param {import('../../js/awkward/read.js').AkNode[]} nodes
  * @param {number} i
  * @returns {HTMLElement}
  */

@@ -11,8 +11,8 @@
  * preorder; buffers "{form_key}-{attribute}", 1-D; metadata { form, length } with the form
  * written as Python's json.dumps writes Form.to_dict(verbose=True).
  */
-import { SafetensorsError } from './errors.js'
-import { loneSurrogate, serialize } from './writer.js'
+import { SafetensorsError } from '../errors.js'
+import { loneSurrogate, serialize } from '../writer.js'
 
 const encoder = /* @__PURE__ */ new TextEncoder()
 const INT64_MIN = -(2n ** 63n)

@@ -4,7 +4,7 @@
  * (S3, GCS, Azure) or a JSON document. Asked only when the 8-byte header length cannot be right,
  * so a real file is never taken for one of these.
  */
-import { SafetensorsError } from './errors.js'
+import { SafetensorsError } from '../errors.js'
 
 /** How many leading bytes are looked at. */
 export const SNIFF_BYTES = 1024

@@ -1,8 +1,8 @@
 /**
  * writeAwkward for Node: fromValues, then writeFile (temporary file, renamed when complete).
  */
-import { fromValues } from './awkward-write.js'
-import { writeFile } from './node-write.js'
+import { fromValues } from './write.js'
+import { writeFile } from '../io/node-write.js'
 
 /**
  * Writes the awkward array of `values` to `path` as ak.to_safetensors would.

@@ -9,10 +9,10 @@
  * pieces, so any size fits in memory), each read's size is checked, and NaN and Inf values are
  * counted: reported as a warning, or as a failure with --finite.
  */
-import { SafetensorsError, ShardedFile, open } from './node.js'
-import { describeFailure, errorJson, openOptions, parseCommand, progressBar, usageError } from './cli-common.js'
-import { DTYPE_BITS } from './dtypes.js'
-import { escapeInvisible, formatBytes, formatCount } from './format.js'
+import { SafetensorsError, ShardedFile, open } from '../node.js'
+import { describeFailure, errorJson, openOptions, parseCommand, progressBar, usageError } from './common.js'
+import { DTYPE_BITS } from '../dtypes.js'
+import { escapeInvisible, formatBytes, formatCount } from '../format.js'
 
 export const usage = 'verify <file|url|index.json> [--full] [--finite] [--json]   check everything; exit 1 on any problem'
 
@@ -29,17 +29,17 @@ const HEADER_CODES = new Set(['HeaderTooSmall', 'HeaderTooLarge', 'InvalidHeader
 const LAYOUT_CODES = new Set(['InvalidOffset', 'ValidationOverflow', 'MisalignedSlice', 'TensorInvalidInfo', 'MetadataIncompleteBuffer'])
 
 /**
- * @typedef {import('./node.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {{ name: string, status: 'ok' | 'warn' | 'fail', detail: string,
  *   error?: ReturnType<typeof errorJson> }} Check
- * @typedef {import('./cli-common.js').CommonFlags & { full: boolean, finite: boolean }} Flags
+ * @typedef {import('./common.js').CommonFlags & { full: boolean, finite: boolean }} Flags
  * @typedef {{ file: SafetensorsFile, names: string[], label: string }} Part  one file to read
  */
 
 /**
  * The command: `argv` is what follows its name. Returns the exit code.
  * @param {string[]} argv
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').Io} io
  */
 export async function main(argv, io) {
   const { args, flags } = parseCommand(argv, options)
@@ -49,7 +49,7 @@ export async function main(argv, io) {
 /**
  * @param {string[]} args
  * @param {Flags} flags
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').Io} io
  */
 async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('verify takes one file, URL or index')
@@ -181,7 +181,7 @@ function listSome(items) {
 
 /**
  * Reads every tensor's bytes (small ones together, big ones in pieces) and counts NaN and Inf.
- * @param {Part[]} parts @param {Flags} flags @param {import('./cli-common.js').Io} io
+ * @param {Part[]} parts @param {Flags} flags @param {import('./common.js').Io} io
  * @param {Check[]} checks @param {(name: string, error: unknown, label?: string) => void} fail
  */
 async function checkData(parts, flags, io, checks, fail) {
@@ -191,7 +191,7 @@ async function checkData(parts, flags, io, checks, fail) {
   let done = 0
   /** @type {Map<string, { nan: number, inf: number }>} */
   const nonFinite = new Map()
-  /** @param {import('./node.js').Tensor} t @param {string} name @param {number} expected */
+  /** @param {import('../node.js').Tensor} t @param {string} name @param {number} expected */
   const examine = (t, name, expected) => {
     if (t.byteLength !== expected)
       throw new SafetensorsError('ShortRead', `read ${t.byteLength} bytes of ${name}, expected ${expected}`, { tensor: name })

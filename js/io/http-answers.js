@@ -3,7 +3,7 @@
  * changed, and the coded error for a failed status or a failed request, with what the server
  * said and the likely fix.
  */
-import { SafetensorsError } from './errors.js'
+import { SafetensorsError } from '../errors.js'
 
 /**
  * @typedef {{ href: string, byteLength: number, etag: string | null, lastModified: string | null,

@@ -3,7 +3,7 @@
  * aborts) and waits for them before it is thrown, so a caller that frees memory on failure
  * knows nothing is still writing into it.
  */
-import { abortError, throwIfAborted } from './errors.js'
+import { abortError, throwIfAborted } from '../errors.js'
 
 /**
  * Runs `task` over `items`, `limit` at a time.

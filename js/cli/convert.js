@@ -8,14 +8,14 @@
  * The output goes through a temporary file renamed over <out> at the end (as writeFile does).
  */
 import { stat } from 'node:fs/promises'
-import { castChunks } from './cast.js'
-import { openOptions, parseCommand, progressBar, usageError } from './cli-common.js'
-import { SafetensorsError, throwIfAborted } from './errors.js'
-import { SafetensorsFile, open } from './node.js'
-import { removeTempFilesSync, writePlanned } from './node-write.js'
-import { loadCore } from './wasm.js'
-import { DTYPE_BITS } from './dtypes.js'
-import { planFile } from './writer.js'
+import { castChunks } from '../cast.js'
+import { openOptions, parseCommand, progressBar, usageError } from './common.js'
+import { SafetensorsError, throwIfAborted } from '../errors.js'
+import { SafetensorsFile, open } from '../node.js'
+import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
+import { loadCore } from '../wasm.js'
+import { DTYPE_BITS } from '../dtypes.js'
+import { planFile } from '../writer.js'
 
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
 export const CONVERTED_DTYPES = new Set(['F64', 'F32', 'F16', 'BF16'])
@@ -43,7 +43,7 @@ export function namePattern(pattern) {
  * @param {string | URL} input
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
- *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('./open.js').OpenOptions }} options
+ *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions }} options
  *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written
  * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number }>}
  */
@@ -112,7 +112,7 @@ const options = /** @type {const} */ ({
  * mistakes are thrown as usage errors (exit 2), failures propagate (exit 1); an interrupt
  * (SIGINT, SIGTERM) removes the partial output and gives 130.
  * @param {string[]} argv
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').Io} io
  */
 export async function main(argv, io) {
   const { args, flags } = parseCommand(argv, options)

@@ -4,7 +4,7 @@
  */
 import { constants } from 'node:fs'
 import { open as fsOpen, stat } from 'node:fs/promises'
-import { SafetensorsError, throwIfAborted } from './errors.js'
+import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { checkRange } from './sources.js'
 
 // One fs read per chunk: a fresh heap view for each, since the heap may grow between reads.

@@ -4,11 +4,11 @@
  * the progress bar, error lines.
  */
 import { parseArgs } from 'node:util'
-import { SafetensorsError, ShardedFile, open } from './node.js'
-import { formatBytes } from './format.js'
+import { SafetensorsError, ShardedFile, open } from '../node.js'
+import { formatBytes } from '../format.js'
 
 /**
- * @typedef {import('./node.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {{ name: string, dtype: string, shape: any[], byteOffset: number, byteLength: number,
  *   elements: number, shard?: string }} Row  a tensor (byteOffset: within its shard when sharded)
  * @typedef {{ path: string, file: SafetensorsFile }} Shard
@@ -66,10 +66,10 @@ export function parseHeaders(list) {
  * refused for other sources rather than ignored: a token given for a URL would not be sent.
  * @param {string} src
  * @param {CommonFlags} flags
- * @returns {import('./open.js').OpenOptions}
+ * @returns {import('../open.js').OpenOptions}
  */
 export function openOptions(src, flags) {
-  /** @type {import('./open.js').OpenOptions} */
+  /** @type {import('../open.js').OpenOptions} */
   const options = { headers: parseHeaders(flags.header) }
   if (flags.token === undefined && flags.endpoint === undefined) return options
   if (!/^hf:\/\//i.test(src)) {
@@ -133,7 +133,7 @@ export async function tensorRows(f) {
   return rows
 }
 
-/** @param {import('./node.js').TensorInfo & { shard?: string }} info @returns {Row} */
+/** @param {import('../node.js').TensorInfo & { shard?: string }} info @returns {Row} */
 function row(info) {
   return { ...info, elements: info.shape.reduce((/** @type {number} */ n, d) => n * Number(d), 1) }
 }

@@ -6,12 +6,12 @@
  * before using it as a position. Ranges of a content are derived from validated values, so no
  * read ever goes past a buffer.
  */
-import { DTYPE_BITS } from './dtypes.js'
-import { SafetensorsError, fromCoreError } from './errors.js'
+import { DTYPE_BITS } from '../dtypes.js'
+import { SafetensorsError, fromCoreError } from '../errors.js'
 
 /**
- * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
- * @typedef {import('./reader.js').ReadOptions} ReadOptions
+ * @typedef {import('../file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('../io/reader.js').ReadOptions} ReadOptions
  * @typedef {{ class: string, form_key: string | null, parameters: Record<string, any>,
  *   primitive?: string, dtype?: string, inner_shape?: number[], size?: number,
  *   fields?: string[] | null, valid_when?: boolean, lsb_order?: boolean,
@@ -104,7 +104,7 @@ export class AwkwardReadContext {
   #core
   /** @type {number | null} */
   #reader
-  /** @type {Map<string, import('./table.js').TensorInfo>} */
+  /** @type {Map<string, import('../table.js').TensorInfo>} */
   #infos = new Map()
   #active = 0
   /** @type {(() => void)[]} */

@@ -5,13 +5,13 @@
  * stderr), 2 a usage mistake. Output for scripts (--json) is the only thing on stdout; progress
  * bars go to stderr, and only when it is a terminal.
  */
-import * as inspect from './cli-inspect.js'
-import * as stats from './cli-stats.js'
-import * as verify from './cli-verify.js'
-import * as convert from './cli-convert.js'
-import { describeFailure, usageError } from './cli-common.js'
-import { SafetensorsError } from './node.js'
-import { escapeInvisible } from './format.js'
+import * as inspect from './inspect.js'
+import * as stats from './stats.js'
+import * as verify from './verify.js'
+import * as convert from './convert.js'
+import { describeFailure, usageError } from './common.js'
+import { SafetensorsError } from '../node.js'
+import { escapeInvisible } from '../format.js'
 
 /** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number> }>} one line per command */
 const COMMANDS = {

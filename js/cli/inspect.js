@@ -2,9 +2,9 @@
  * `inspect <src> [--json] [--tree [--depth N]]`: the header of a file (a path, a URL, or a
  * sharded set's `*.index.json`), as a readable summary, as JSON, or as a tree of name prefixes.
  */
-import { openForCli, parseCommand, shapeJson, tensorRows, usageError } from './cli-common.js'
-import { buildTree, treeJson, treeText } from './name-tree.js'
-import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from './format.js'
+import { openForCli, parseCommand, shapeJson, tensorRows, usageError } from './common.js'
+import { buildTree, treeJson, treeText } from '../name-tree.js'
+import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from '../format.js'
 
 export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]]   sizes, parameters, metadata, tensors'
 
@@ -14,16 +14,16 @@ const options = /** @type {const} */ ({
 })
 
 /**
- * @typedef {import('./cli-common.js').Row} Row
- * @typedef {import('./cli-common.js').Shard} Shard
- * @typedef {import('./node.js').SafetensorsFile} SafetensorsFile
- * @typedef {import('./node.js').ShardedFile} ShardedFile
+ * @typedef {import('./common.js').Row} Row
+ * @typedef {import('./common.js').Shard} Shard
+ * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('../node.js').ShardedFile} ShardedFile
  */
 
 /**
  * The command: `argv` is what follows its name. Returns the exit code.
  * @param {string[]} argv
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').Io} io
  */
 export async function main(argv, io) {
   const { args, flags } = parseCommand(argv, options)
@@ -32,8 +32,8 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} args
- * @param {import('./cli-common.js').CommonFlags & { tree: boolean, depth?: string }} flags
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').CommonFlags & { tree: boolean, depth?: string }} flags
+ * @param {import('./common.js').Io} io
  */
 async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('inspect takes one file, URL or index')

@@ -4,10 +4,10 @@
  * may be a pattern as for convert --only: a glob (`'model.layers.*.mlp.down_proj.weight'`) or
  * a /regex/.
  */
-import { SafetensorsError } from './node.js'
-import { openForCli, parseCommand, progressBar, shapeJson, tensorRows, usageError } from './cli-common.js'
-import { namePattern } from './cli-convert.js'
-import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
+import { SafetensorsError } from '../node.js'
+import { openForCli, parseCommand, progressBar, shapeJson, tensorRows, usageError } from './common.js'
+import { namePattern } from './convert.js'
+import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from '../format.js'
 
 export const usage = 'stats <file|url|index.json> <tensor>... [--bins N] [--slice SPEC] [--json]   value statistics and a histogram'
 
@@ -22,7 +22,7 @@ const BAR_WIDTH = 40
 /**
  * The command: `argv` is what follows its name. Returns the exit code.
  * @param {string[]} argv
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').Io} io
  */
 export async function main(argv, io) {
   const { args, flags } = parseCommand(argv, options)
@@ -31,8 +31,8 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} args
- * @param {import('./cli-common.js').CommonFlags & { bins?: string, slice?: string }} flags
- * @param {import('./cli-common.js').Io} io
+ * @param {import('./common.js').CommonFlags & { bins?: string, slice?: string }} flags
+ * @param {import('./common.js').Io} io
  */
 async function run(args, flags, io) {
   if (args.length < 2) throw usageError('stats takes a source and at least one tensor name')
@@ -85,7 +85,7 @@ function percent(part, whole) {
 
 /**
  * @param {{ name: string, dtype: string, shape: any[], byteLength: number, slice?: string } &
- *   import('./index.js').Stats} s
+ *   import('../index.js').Stats} s
  */
 export function statsText(s) {
   const lines = []

@@ -10,7 +10,7 @@
  * `viewAt(at, n)` returns a fresh view of the destination's bytes [at, at + n): a source must
  * not keep a view across an await, because the wasm heap may grow (and detach it) meanwhile.
  */
-import { SafetensorsError, throwIfAborted } from './errors.js'
+import { SafetensorsError, throwIfAborted } from '../errors.js'
 
 /**
  * @typedef {{ signal?: AbortSignal }} SignalOption

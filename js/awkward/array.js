@@ -4,22 +4,22 @@
  * reads only the buffer elements an access needs. Values are plain JS values, as ak.to_list
  * gives them (see AwkwardArray).
  */
-import { AwkwardReadContext, findField } from './awkward-read.js'
-import { dtypeIndex } from './dtypes.js'
-import { SafetensorsError, fromCoreError } from './errors.js'
-import { DISPOSE } from './dispose.js'
-import { loadCore } from './wasm.js'
+import { AwkwardReadContext, findField } from './read.js'
+import { dtypeIndex } from '../dtypes.js'
+import { SafetensorsError, fromCoreError } from '../errors.js'
+import { DISPOSE } from '../dispose.js'
+import { loadCore } from '../wasm.js'
 
 /**
- * @typedef {import('./awkward-read.js').AkNode} AkNode
- * @typedef {import('./reader.js').ReadOptions} ReadOptions
+ * @typedef {import('./read.js').AkNode} AkNode
+ * @typedef {import('../io/reader.js').ReadOptions} ReadOptions
  */
 
 /**
  * Opens the awkward array of a file written by ak.to_safetensors (or fromValues): parses and
  * validates the form from metadata "form" and "length", and checks every buffer it names
  * against the file's tensors (presence, dtype, enough elements for the length). Reads no data.
- * @param {import('./file.js').SafetensorsFile} file
+ * @param {import('../file.js').SafetensorsFile} file
  * @returns {Promise<AwkwardArray>}
  */
 export async function openAwkward(file) {

@@ -8,8 +8,8 @@
 import { unlinkSync } from 'node:fs'
 import { chmod, open as fsOpen, readlink, realpath, rename, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { SafetensorsError, throwIfAborted } from './errors.js'
-import { planFile, toEntries } from './writer.js'
+import { SafetensorsError, throwIfAborted } from '../errors.js'
+import { planFile, toEntries } from '../writer.js'
 
 /** Temporary files being written now: what removeTempFilesSync removes on an abrupt exit. */
 const writing = new Set()
@@ -118,8 +118,8 @@ export async function writePlanned(path, plan, options = {}) {
 /**
  * writeFile for Node: the header and each tensor's own bytes, as they are (no copy).
  * @param {string} path
- * @param {import('./writer.js').TensorsInput} tensors
- * @param {import('./writer.js').WriteOptions & WritePlannedOptions} [options]
+ * @param {import('../writer.js').TensorsInput} tensors
+ * @param {import('../writer.js').WriteOptions & WritePlannedOptions} [options]
  */
 export async function writeFile(path, tensors, options = {}) {
   const { header, order, fileLength } = await planFile(toEntries(tensors), options.metadata)

@@ -22,7 +22,7 @@
  * Content-Length, Last-Modified, Retry-After` (and allow the Range, If-Range and Authorization
  * request headers in preflights); without it a browser hides Content-Range from the script.
  */
-import { SafetensorsError, abortError, throwIfAborted } from './errors.js'
+import { SafetensorsError, abortError, throwIfAborted } from '../errors.js'
 import {
   Transient, checkTotal, checkValidators, contentRange, declaredLength, describeFailure, failedStatus,
   refuseEncoded, safeOrigin,
@@ -83,7 +83,7 @@ export function httpUrl(src, base) {
   return url && (url.protocol === 'http:' || url.protocol === 'https:') ? url : null
 }
 
-/** Opens http(s) URLs (strings or URL objects) for `open`. @type {import('./open.js').Resolver} */
+/** Opens http(s) URLs (strings or URL objects) for `open`. @type {import('../open.js').Resolver} */
 export async function resolveUrl(src, options) {
   const url = httpUrl(src)
   return url ? { source: await urlSource(url, options), close: true } : null

@@ -7,7 +7,7 @@
  *
  * A `token` is sent as `Authorization: Bearer` to the endpoint's origin only, never to the CDN.
  */
-import { SafetensorsError } from './errors.js'
+import { SafetensorsError } from '../errors.js'
 
 export const HF_ENDPOINT = 'https://huggingface.co'
 const SINGLE = 'model.safetensors'
