@@ -1,5 +1,6 @@
 /**
- * Dtype facts needed on the JS side. The order is FORMAT.md's table (and the core's enum).
+ * Dtype facts needed on the JS side. The order is the table's in docs/format.md, "Dtypes" (and
+ * the core's enum).
  */
 export const DTYPES = /** @type {const} */ ([
   'BOOL', 'F4', 'F6_E2M3', 'F6_E3M2', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',

@@ -1,7 +1,7 @@
 /**
  * Every failure of this library is a SafetensorsError. `code` is one of ERROR_CODES: the
- * reference implementation's variant name for format errors (docs: FORMAT.md), or a transport
- * or API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ...).
+ * reference implementation's variant name for format errors (docs/format.md, "Reader rules"),
+ * or a transport or API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ...).
  */
 
 export class SafetensorsError extends Error {

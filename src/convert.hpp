@@ -3,8 +3,8 @@
 // Safe on any bytes: every bit pattern of every dtype decodes to a defined float (NaN,
 // infinities, subnormals and signed zeros included); nothing reads or writes outside the
 // buffers described by the arguments. No allocation, no exceptions, no I/O. Source data is
-// little-endian (FORMAT.md) and may sit at any alignment; destination arrays need only their
-// natural alignment. Callers own all buffers.
+// little-endian (docs/format.md, "Dtypes") and may sit at any alignment; destination arrays
+// need only their natural alignment. Callers own all buffers.
 #pragma once
 #include <cstdint>
 
@@ -12,7 +12,7 @@
 
 namespace st {
 
-// False only for F6_E2M3 and F6_E3M2, which are exposed as raw packed bytes (FORMAT.md).
+// False only for F6_E2M3 and F6_E3M2, exposed as raw packed bytes (docs/format.md, "Dtypes").
 bool hasFloat32Form(Dtype dtype);
 
 // Floats that toFloat32 writes for `elements` elements: 2 x elements for C64 (real, imaginary

@@ -1,5 +1,5 @@
-// The 22 safetensors dtypes. The enum order is FORMAT.md's table order; the writer sorts by
-// it descending (U64 first, BOOL last), as the reference does.
+// The 22 safetensors dtypes. The enum order is the table's in docs/format.md, "Dtypes"; the
+// writer sorts by it descending (U64 first, BOOL last), as the reference does.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -9,7 +9,7 @@ namespace st {
 
 enum class ErrorCode : uint8_t {
   Ok = 0,
-  // Reader rules, FORMAT.md order.
+  // Reader rules, in the order of docs/format.md, "Reader rules".
   HeaderTooSmall,
   HeaderTooLarge,
   InvalidHeaderLength,

@@ -1,5 +1,5 @@
-// Parsing and validating a safetensors header: FORMAT.md's reader rules, in the reference's
-// order, with unsigned 64-bit checked arithmetic (size_t is 32 bits in wasm32).
+// Parsing and validating a safetensors header: the rules of docs/format.md, "Reader rules", in
+// the reference's order, with unsigned 64-bit checked arithmetic (size_t is 32 bits in wasm32).
 //
 // Safe on untrusted input: every function reads only the bytes it is given, allocates in
 // proportion to them, and reports failure as an Error value (no exceptions, no aborts).

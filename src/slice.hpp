@@ -1,5 +1,5 @@
 // Slicing a tensor without reading it: turns indexers such as "0, 2:5" into the absolute file
-// byte ranges that, concatenated, are the dense row-major slice (FORMAT.md, "Slicing").
+// byte ranges that, concatenated, are the dense row-major slice (docs/format.md, "Slicing").
 //
 // Safe on any input: every spec string and every indexer value (any int64, in any order) is
 // either planned or rejected with an Error value; nothing throws, aborts or overflows.

@@ -1,5 +1,5 @@
 // Planning a safetensors file: the data layout and the exact header bytes, byte for byte as
-// the reference writer produces them (FORMAT.md, "Writer"). No tensor data passes through
+// the reference writer produces them (docs/format.md, "Writer"). No tensor data passes through
 // here: the caller writes plan.header, then each tensor's bytes in plan.order, as they are.
 //
 // Safe on any input the caller describes truthfully (pointers valid for the stated lengths):
@@ -42,8 +42,8 @@ struct WritePlan {
 
 // Plans a file holding tensors[0, count) and, when metadata is not null, a __metadata__ entry
 // (an empty vector writes "__metadata__":{}). Tensors are ordered by dtype descending in
-// FORMAT.md's table order (U64 first, BOOL last), then by name bytes ascending, with
-// contiguous offsets from 0.
+// the order of the table in docs/format.md, "Dtypes" (U64 first, BOOL last), then by name
+// bytes ascending, with contiguous offsets from 0.
 //
 // Checks run in this order, which is the reader's rule order for rules 4-9; the header is
 // built only once the input passed them:

@@ -1,7 +1,7 @@
 /**
  * `verify <src> [--full] [--finite] [--json]`: runs every check and exits 1 when one fails.
  *
- * Always: the header (rules 1-5 of FORMAT.md: length, UTF-8, JSON, fields, dtypes) and the
+ * Always: the header (rules 1-5 of docs/format.md: length, UTF-8, JSON, fields, dtypes) and the
  * layout (rules 6-10: tensors tile the data buffer exactly, sizes match shapes and dtypes, the
  * buffer ends at the end of the file). For a sharded set: the index, every shard's header and
  * layout (each shard is checked even when another fails), and that the index and the shards
@@ -24,7 +24,7 @@ const options = /** @type {const} */ ({
 /** Tensors are read in pieces of at most this many bytes (and small ones together up to it). */
 export const PIECE_BYTES = 64 * 1024 * 1024
 
-/** Codes of FORMAT.md's rules 1-5 (the header itself); the others of 6-10 are the layout's. */
+/** Codes of rules 1-5 in docs/format.md, "Reader rules" (the header); 6-10 are the layout's. */
 const HEADER_CODES = new Set(['HeaderTooSmall', 'HeaderTooLarge', 'InvalidHeaderLength', 'InvalidHeader', 'InvalidHeaderDeserialization'])
 const LAYOUT_CODES = new Set(['InvalidOffset', 'ValidationOverflow', 'MisalignedSlice', 'TensorInvalidInfo', 'MetadataIncompleteBuffer'])
 

@@ -1,6 +1,6 @@
-// The header parser against FORMAT.md's reader rules: one test per error code, each built from
-// a byte literal and asserting all four parts of the Error; then the shapes a valid file may
-// take; then every real-world file of the shared corpus.
+// The header parser against docs/format.md, "Reader rules": one test per error code, each
+// built from a byte literal and asserting all four parts of the Error; then the shapes a valid
+// file may take; then every real-world file of the shared corpus.
 //
 // Offsets, as the parser reports them (absolute file offsets):
 // - rules 1-3 (the length prefix): 0.

@@ -10,7 +10,7 @@ import { bytesSource, nodeFileSource, open, serialize, serializeStream, writeFil
 import { loadCore } from '../../js/wasm.js'
 import { FP8_LAYER, f32ToBf16, f32ToF16, f32ToF8E4M3, f8E4M3ToF32, prng, sampleModel } from '../fixtures/make-sample.js'
 
-// FORMAT.md's table, written out here so the tests do not lean on js/dtypes.js.
+// docs/format.md's "Dtypes" table, written out here so the tests do not lean on js/dtypes.js.
 const BITS = {
   BOOL: 8, F4: 4, F6_E2M3: 6, F6_E3M2: 6, U8: 8, I8: 8, F8_E5M2: 8, F8_E4M3: 8, F8_E8M0: 8,
   F8_E4M3FNUZ: 8, F8_E5M2FNUZ: 8, I16: 16, U16: 16, F16: 16, BF16: 16, I32: 32, U32: 32,

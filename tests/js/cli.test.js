@@ -19,8 +19,8 @@ function run(...args) {
 
 /**
  * The inspect --json document for a file, worked out from a plain JSON.parse of its header
- * (DESIGN.md: { byteLength, headerLength, metadata, tensors: [{ name, dtype, shape,
- * byteOffset, byteLength }] }, tensors in file order).
+ * (docs/architecture.md, "Command line": { byteLength, headerLength, metadata, tensors:
+ * [{ name, dtype, shape, byteOffset, byteLength }] }, tensors in file order).
  * @param {Uint8Array} bytes
  */
 function expectedJson(bytes) {

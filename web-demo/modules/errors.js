@@ -6,7 +6,7 @@ import { SafetensorsError } from '../../js/index.js'
 import { el, visible } from './dom.js'
 import { formatCount } from './format.js'
 
-/** Codes of FORMAT.md's reader rules: the bytes are not a valid safetensors file. */
+/** Codes of docs/format.md's "Reader rules": the bytes are not a valid safetensors file. */
 const FORMAT_HINTS = /** @type {Record<string, string>} */ ({
   HeaderTooSmall: 'The file is shorter than the 8 bytes that give the header length.',
   HeaderTooLarge: 'The first 8 bytes claim a header over 100 MB: this is probably not a safetensors file.',
