@@ -263,7 +263,7 @@ export declare class ShardedFile {
   /** A shard as a SafetensorsFile (its own header, metadata and byteLength). */
   shard(path: string, options?: { signal?: AbortSignal }): Promise<SafetensorsFile>
   /** Fetches every shard header not fetched yet, `concurrency` at a time. */
-  loadHeaders(options?: { signal?: AbortSignal; concurrency?: number }): Promise<void>
+  loadHeaders(options?: { signal?: AbortSignal; concurrency?: number; onProgress?: (progress: Progress) => void }): Promise<void>
   info(name: string, options?: { signal?: AbortSignal }): Promise<ShardTensorInfo>
   /** Fetches every shard header. */
   parameterCount(options?: { signal?: AbortSignal; concurrency?: number }):

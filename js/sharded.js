@@ -285,12 +285,20 @@ export class ShardedFile {
   }
 
   /**
-   * Fetches every shard header not yet fetched, `concurrency` at a time.
-   * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
+   * Fetches every shard header not yet fetched, `concurrency` at a time. `onProgress` counts
+   * shards: `{ loaded, total }` with loaded the shards whose header is in, total all of them.
+   * @param {{ signal?: AbortSignal, concurrency?: number,
+   *   onProgress?: (p: { loaded: number, total: number }) => void }} [options]
    */
   async loadHeaders(options = {}) {
+    const total = this.#index.shards.length
     const todo = this.#index.shards.map((_, i) => i).filter((i) => !this.#opened.has(i))
-    await pool(todo, options.concurrency ?? this.#concurrency, options.signal, (i, signal) => this.#file(i, signal))
+    let loaded = total - todo.length
+    options.onProgress?.({ loaded, total })
+    await pool(todo, options.concurrency ?? this.#concurrency, options.signal, async (i, signal) => {
+      await this.#file(i, signal)
+      options.onProgress?.({ loaded: ++loaded, total })
+    })
   }
 
   /**

@@ -6,12 +6,11 @@
 import { parseArgs } from 'node:util'
 import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { formatBytes } from '../format.js'
+import { overview } from '../overview.js'
 
 /**
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
- * @typedef {{ name: string, dtype: string, shape: any[], byteOffset: number, byteLength: number,
- *   elements: number, shard?: string }} Row  a tensor (byteOffset: within its shard when sharded)
- * @typedef {{ path: string, file: SafetensorsFile }} Shard
+ * @typedef {import('../overview.js').Row} Row  a tensor (byteOffset: within its shard when sharded)
  * @typedef {{ json: boolean, quiet: boolean, header: string[], token?: string, endpoint?: string }} CommonFlags
  * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean },
  *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
@@ -98,22 +97,16 @@ export function usageError(message) {
  * @param {string} src
  * @param {CommonFlags} flags
  * @param {Io} io
- * @returns {Promise<{ file: SafetensorsFile | ShardedFile, shards: Shard[] | null, close: () => Promise<void> }>}
+ * @returns {Promise<{ file: SafetensorsFile | ShardedFile, close: () => Promise<void> }>}
  */
 export async function openForCli(src, flags, io) {
   const f = await open(src, openOptions(src, flags))
-  if (!(f instanceof ShardedFile)) return { file: f, shards: null, close: () => f.close() }
+  if (!(f instanceof ShardedFile)) return { file: f, close: () => f.close() }
   try {
     const bar = progressBar(io, flags, 'shard headers', 'count')
-    const paths = f.shards
-    let done = 0
-    const files = await mapLimit(paths, 6, async (path) => {
-      const file = await f.shard(path)
-      bar.update(++done, paths.length)
-      return file
-    })
+    await f.loadHeaders({ onProgress: ({ loaded, total }) => bar.update(loaded, total) })
     bar.done()
-    return { file: f, shards: paths.map((path, i) => ({ path, file: files[i] })), close: () => f.close() }
+    return { file: f, close: () => f.close() }
   } catch (error) {
     await f.close()
     throw error
@@ -127,35 +120,7 @@ export async function openForCli(src, flags, io) {
  * @returns {Promise<Row[]>}
  */
 export async function tensorRows(f) {
-  if (!(f instanceof ShardedFile)) return f.names.map((name) => row(f.info(name)))
-  const rows = []
-  for (const name of f.names) rows.push(row(await f.info(name)))
-  return rows
-}
-
-/** @param {import('../node.js').TensorInfo & { shard?: string }} info @returns {Row} */
-function row(info) {
-  return { ...info, elements: info.shape.reduce((/** @type {number} */ n, d) => n * Number(d), 1) }
-}
-
-/**
- * Runs `task` over `items`, `limit` at a time, results in order; the first failure wins.
- * @template T, R
- * @param {T[]} items @param {number} limit @param {(item: T) => Promise<R>} task
- * @returns {Promise<R[]>}
- */
-async function mapLimit(items, limit, task) {
-  /** @type {R[]} */
-  const results = new Array(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++
-      results[i] = await task(items[i])
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return results
+  return (await overview(f)).rows
 }
 
 /**

@@ -2,7 +2,8 @@
  * `inspect <src> [--json] [--tree [--depth N]]`: the header of a file (a path, a URL, or a
  * sharded set's `*.index.json`), as a readable summary, as JSON, or as a tree of name prefixes.
  */
-import { openForCli, parseCommand, shapeJson, tensorRows, usageError } from './common.js'
+import { openForCli, parseCommand, shapeJson, usageError } from './common.js'
+import { overview } from '../overview.js'
 import { buildTree, treeJson, treeText } from '../name-tree.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from '../format.js'
 
@@ -15,7 +16,7 @@ const options = /** @type {const} */ ({
 
 /**
  * @typedef {import('./common.js').Row} Row
- * @typedef {import('./common.js').Shard} Shard
+ * @typedef {import('../overview.js').Overview} Overview
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('../node.js').ShardedFile} ShardedFile
  */
@@ -39,9 +40,10 @@ async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('inspect takes one file, URL or index')
   const depth = flags.depth === undefined ? undefined : Number(flags.depth)
   if (depth !== undefined && !(Number.isInteger(depth) && depth >= 1)) throw usageError('--depth takes a whole number from 1')
-  const { file, shards, close } = await openForCli(args[0], flags, io)
+  const { file, close } = await openForCli(args[0], flags, io)
   try {
-    const rows = await tensorRows(file)
+    const o = await overview(file)
+    const { rows } = o
     // Text output shows names and metadata with invisible and bidirectional characters escaped
     // (escapeInvisible: `\u{202E}`); --json keeps them as stored, since a JSON reader wants the
     // real string (JSON.stringify escapes only quotes, backslashes and C0 controls).
@@ -49,9 +51,9 @@ async function run(args, flags, io) {
       const tree = buildTree(rows)
       io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: args[0], depth })}\n`)
     } else if (flags.json) {
-      io.stdout.write(`${JSON.stringify(inspectJson(file, shards, rows), null, 2)}\n`)
+      io.stdout.write(`${JSON.stringify(inspectJson(o), null, 2)}\n`)
     } else {
-      io.stdout.write(`${inspectText(file, shards, rows, await file.parameterCount(), args[0])}\n`)
+      io.stdout.write(`${inspectText(o, args[0])}\n`)
     }
   } finally {
     await close()
@@ -60,35 +62,23 @@ async function run(args, flags, io) {
 }
 
 /**
- * The JSON form (DESIGN.md): { byteLength, headerLength, metadata, tensors: [...] }. A sharded
- * set adds `shards` ({ path, byteLength, headerLength, metadata } each) and each tensor's
- * `shard` (its byteOffset is within that shard); its byteLength and headerLength are sums and its
- * metadata is the index's.
- * @param {SafetensorsFile | ShardedFile} f
- * @param {Shard[] | null} shards
- * @param {Row[]} rows
+ * The JSON form: { byteLength, headerLength, metadata, tensors: [...] }. A sharded set adds
+ * `shards` ({ path, byteLength, headerLength, metadata } each) and each tensor's `shard` (its
+ * byteOffset is within that shard); its byteLength and headerLength are sums and its metadata is
+ * the index's.
+ * @param {Overview} o
  */
-export function inspectJson(f, shards, rows) {
-  const tensors = rows.map((r) => ({
+export function inspectJson(o) {
+  const tensors = o.rows.map((r) => ({
     name: r.name, dtype: r.dtype, shape: shapeJson(r.shape), byteOffset: r.byteOffset, byteLength: r.byteLength,
-    ...(r.shard === undefined ? {} : { shard: r.shard }),
+    ...(r.shard === null ? {} : { shard: r.shard }),
   }))
-  if (!shards) {
-    const file = /** @type {SafetensorsFile} */ (f)
-    return { byteLength: file.byteLength, headerLength: file.headerLength, metadata: file.metadata, tensors }
-  }
+  if (!o.shards) return { byteLength: o.byteLength, headerLength: o.headerLength, metadata: o.metadata, tensors }
   return {
-    byteLength: sum(shards.map((s) => s.file.byteLength)),
-    headerLength: sum(shards.map((s) => s.file.headerLength)),
-    metadata: f.metadata,
-    shards: shards.map((s) => ({ path: s.path, byteLength: s.file.byteLength, headerLength: s.file.headerLength, metadata: s.file.metadata })),
+    byteLength: o.byteLength, headerLength: o.headerLength, metadata: o.metadata,
+    shards: o.shards.map((s) => ({ path: s.path, byteLength: s.byteLength, headerLength: s.headerLength, metadata: s.metadata })),
     tensors,
   }
-}
-
-/** @param {number[]} values */
-function sum(values) {
-  return values.reduce((a, b) => a + b, 0)
 }
 
 /** Cells longer than this do not widen their column (they push the rest of their own line). */
@@ -120,16 +110,12 @@ function metadataLines(metadata, indent) {
 }
 
 /**
- * @param {SafetensorsFile | ShardedFile} f
- * @param {Shard[] | null} shards
- * @param {Row[]} rows
- * @param {{ total: number, byDtype: Record<string, number> }} parameters
+ * @param {Overview} o
  * @param {string} label what was opened
  */
-export function inspectText(f, shards, rows, parameters, label) {
-  const { total, byDtype } = parameters
-  const byteLength = shards ? sum(shards.map((s) => s.file.byteLength)) : /** @type {SafetensorsFile} */ (f).byteLength
-  const headerLength = shards ? sum(shards.map((s) => s.file.headerLength)) : /** @type {SafetensorsFile} */ (f).headerLength
+export function inspectText(o, label) {
+  const { shards, rows, byteLength, headerLength } = o
+  const { total, byDtype } = o.parameters
   const lines = []
   lines.push(`file        ${escapeInvisible(label)}${shards ? ` (sharded: ${shards.length} ${shards.length === 1 ? 'shard' : 'shards'})` : ''}`)
   lines.push(`size        ${formatBytes(byteLength)} (${formatCount(byteLength)} bytes)`)
@@ -137,7 +123,7 @@ export function inspectText(f, shards, rows, parameters, label) {
   lines.push(`tensors     ${formatCount(rows.length)}`)
   const parts = Object.entries(byDtype).sort((a, b) => b[1] - a[1]).map(([d, n]) => `${d} ${formatCount(n)}`)
   lines.push(`parameters  ${formatCount(total)}${parts.length ? ` (${parts.join(', ')})` : ''}`)
-  const metadata = /** @type {Record<string, unknown> | null} */ (f.metadata)
+  const metadata = o.metadata
   if (metadata === null) {
     lines.push('metadata    none')
   } else {
@@ -147,24 +133,21 @@ export function inspectText(f, shards, rows, parameters, label) {
   }
   if (shards) {
     // Shards written by one save share their __metadata__: shown once when so.
-    const first = JSON.stringify(shards[0]?.file.metadata ?? null)
-    const same = shards.every((s) => JSON.stringify(s.file.metadata) === first)
-    if (same && shards[0]?.file.metadata) {
+    const same = o.shardMetadata !== null || shards.every((s) => s.metadata === null)
+    if (o.shardMetadata) {
       lines.push('shard metadata (the same in every shard)')
-      lines.push(...metadataLines(shards[0].file.metadata, '  '))
+      lines.push(...metadataLines(o.shardMetadata, '  '))
     }
     lines.push('')
-    const counts = new Map()
-    for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)
     const shardRows = [['shard', 'size', 'header', 'tensors']]
     for (const s of shards)
-      shardRows.push([escapeInvisible(s.path), formatBytes(s.file.byteLength), `${formatCount(s.file.headerLength)} B`, formatCount(counts.get(s.path) ?? 0)])
+      shardRows.push([escapeInvisible(s.path), formatBytes(s.byteLength), `${formatCount(s.headerLength)} B`, formatCount(s.tensors)])
     lines.push(table(shardRows, [false, true, true, true]))
     if (!same) {
       for (const s of shards) {
-        if (!s.file.metadata) continue
+        if (!s.metadata) continue
         lines.push(`metadata of ${escapeInvisible(s.path)}`)
-        lines.push(...metadataLines(s.file.metadata, '  '))
+        lines.push(...metadataLines(s.metadata, '  '))
       }
     }
   }

@@ -6,12 +6,14 @@
 import { abortError, throwIfAborted } from '../errors.js'
 
 /**
- * Runs `task` over `items`, `limit` at a time.
- * @template T
+ * Runs `task` over `items`, `limit` at a time; the results in the order of `items`. The one
+ * bounded-concurrency helper of the package: reads, shard headers, the CLI and the inspector.
+ * @template T, R
  * @param {T[]} items
  * @param {number} limit
  * @param {AbortSignal | undefined} signal
- * @param {(item: T, signal: AbortSignal) => Promise<unknown>} task
+ * @param {(item: T, signal: AbortSignal) => Promise<R>} task
+ * @returns {Promise<R[]>}
  */
 export async function pool(items, limit, signal, task) {
   throwIfAborted(signal)
@@ -21,10 +23,13 @@ export async function pool(items, limit, signal, task) {
   /** @type {unknown} */
   let failure = null
   let next = 0
+  /** @type {R[]} */
+  const results = new Array(items.length)
   const worker = async () => {
     while (failure === null && next < items.length) {
+      const i = next++
       try {
-        await task(items[next++], controller.signal)
+        results[i] = await task(items[i], controller.signal)
       } catch (error) {
         failure ??= error
         controller.abort(error)
@@ -38,4 +43,5 @@ export async function pool(items, limit, signal, task) {
   }
   if (signal?.aborted) throw abortError(signal)
   if (failure !== null) throw failure
+  return results
 }

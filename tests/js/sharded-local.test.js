@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as browser from '../../js/index.js'
 import { SafetensorsError, ShardedFile, open, serialize } from '../../js/node.js'
+import { overview } from '../../js/overview.js'
 
 const f32 = (/** @type {number[]} */ v) => new Float32Array(v)
 const SHARDS = {
@@ -115,4 +116,23 @@ test('what open refuses with options.shards', async () => {
   await rejects(() => bad.tensor('c'), 'HeaderTooSmall', /./)
   assert.deepEqual(Array.from((await bad.tensor('a')).toFloat32()), [1, 2])
   await bad.close()
+})
+
+test('loadHeaders counts shards as they load; overview joins them as inspect and the inspector show them', async () => {
+  const { bytes, index } = await sharded()
+  const f = /** @type {import('../../js/node.js').ShardedFile} */ (await open(index, { shards: bytes }))
+  /** @type {{ loaded: number, total: number }[]} */
+  const seen = []
+  await f.loadHeaders({ onProgress: (p) => seen.push(p) })
+  assert.deepEqual(seen, [{ loaded: 0, total: 2 }, { loaded: 1, total: 2 }, { loaded: 2, total: 2 }])
+  seen.length = 0
+  await f.loadHeaders({ onProgress: (p) => seen.push(p) })
+  assert.deepEqual(seen, [{ loaded: 2, total: 2 }], 'headers already in: nothing more to load')
+  const o = await overview(f)
+  assert.equal(o.kind, 'sharded')
+  assert.deepEqual(o.shards?.map((s) => [s.path, s.tensors]), Object.keys(bytes).sort().map((path) => [path, Object.keys(SHARDS[path]).length]))
+  assert.equal(o.byteLength, Object.values(bytes).reduce((n, b) => n + b.length, 0))
+  assert.deepEqual(o.rows.map((r) => [r.name, r.shard, r.order]), f.names.map((name, order) => [name, f.shardOf(name), order]))
+  assert.equal(o.parameters.total, o.rows.reduce((n, r) => n + r.elements, 0))
+  await f.close()
 })

@@ -1,26 +1,16 @@
 /**
  * What the page shows of an opened file: one object for a single file and a sharded set alike,
- * built with the package's public API only.
+ * built with the package's public API and js/overview.js (what the CLI's inspect shows too).
  */
 import { SafetensorsError, ShardedFile, blobSource, open } from '../../js/index.js'
-import { elementCount } from './format.js'
+import { overview } from '../../js/overview.js'
 
 /**
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
- * @typedef {{ name: string, dtype: string, shape: Array<number | bigint>, byteOffset: number,
- *   byteLength: number, elements: number, shard: string | null, order: number }} Row
- *   order: position in the file (or in the index, for a sharded set)
- * @typedef {{ path: string, byteLength: number, headerLength: number, tensors: number,
- *   metadata: Record<string, string> | null }} ShardSummary
- * @typedef {{
- *   label: string, kind: 'file' | 'sharded', source: 'url' | 'hub' | 'local',
- *   file: SafetensorsFile | ShardedFile,
- *   byteLength: number, headerLength: number,
- *   metadata: Record<string, unknown> | null,
- *   shardMetadata: Record<string, string> | null,
- *   shards: ShardSummary[] | null,
- *   rows: Row[],
- *   parameters: { total: number, byDtype: Record<string, number> },
+ * @typedef {import('../../js/overview.js').Row} Row
+ * @typedef {import('../../js/overview.js').ShardSummary} ShardSummary
+ * @typedef {import('../../js/overview.js').Overview & {
+ *   label: string, source: 'url' | 'hub' | 'local', file: SafetensorsFile | ShardedFile,
  * }} Model
  */
 
@@ -43,7 +33,7 @@ export async function openUrl(href, options) {
     const label = hub ? href.replace(/^hf:\/\//i, '') : safeDecode(new URL(href).pathname.split('/').pop() || href)
     const source = hub ? 'hub' : 'url'
     if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, source)
-    return fileModel(f, label, source)
+    return await fileModel(f, label, source)
   } catch (error) {
     await f.close()
     throw error
@@ -91,72 +81,32 @@ export async function openLocal(files, wrap, signal, onShards) {
   if (file.name.endsWith('.json'))
     throw new SafetensorsError('UnsupportedSource', `${file.name} is JSON, not a safetensors file`)
   const f = /** @type {SafetensorsFile} */ (await open(wrap(blobSource(file)), { signal }))
-  return fileModel(f, file.name, 'local')
-}
-
-/**
- * @param {SafetensorsFile} f @param {string} label @param {Model['source']} source
- * @returns {Model}
- */
-function fileModel(f, label, source) {
-  const rows = f.names.map((name, order) => row(f.info(name), null, order))
-  return {
-    label, kind: 'file', source, file: f, byteLength: f.byteLength, headerLength: f.headerLength,
-    metadata: f.metadata, shardMetadata: null, shards: null, rows, parameters: f.parameterCount(),
+  try {
+    return await fileModel(f, file.name, 'local')
+  } catch (error) {
+    await f.close()
+    throw error
   }
 }
 
 /**
- * Reads every shard's header (six at a time) and joins them into one table.
+ * @param {SafetensorsFile} f @param {string} label @param {Model['source']} source
+ * @returns {Promise<Model>}
+ */
+async function fileModel(f, label, source) {
+  return { label, source, file: f, ...await overview(f) }
+}
+
+/**
+ * Reads every shard's header and joins them into one table (js/overview.js, as the CLI's inspect).
  * @param {ShardedFile} f @param {string} label @param {AbortSignal} signal
  * @param {((done: number, total: number) => void) | undefined} onShards
  * @param {Model['source']} source
  * @returns {Promise<Model>}
  */
 async function shardedModel(f, label, signal, onShards, source) {
-  const paths = f.shards
-  /** @type {SafetensorsFile[]} */
-  const files = new Array(paths.length)
-  let next = 0
-  let done = 0
-  onShards?.(0, paths.length)
-  const worker = async () => {
-    while (next < paths.length) {
-      const i = next++
-      files[i] = await f.shard(paths[i], { signal })
-      onShards?.(++done, paths.length)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(6, paths.length) }, worker))
-  /** @type {Row[]} */
-  const rows = []
-  for (const [order, name] of f.names.entries()) {
-    const info = await f.info(name, { signal })  // the shard's header is loaded: no request
-    rows.push(row(info, info.shard, order))
-  }
-  const counts = new Map()
-  for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)
-  const shards = paths.map((path, i) => ({
-    path, byteLength: files[i].byteLength, headerLength: files[i].headerLength,
-    tensors: counts.get(path) ?? 0, metadata: files[i].metadata,
-  }))
-  // Shards written by one save carry the same __metadata__: shown once when so.
-  const first = JSON.stringify(files[0]?.metadata ?? null)
-  const shared = files.every((s) => JSON.stringify(s.metadata) === first) ? files[0]?.metadata ?? null : null
-  return {
-    label, kind: 'sharded', source, file: f,
-    byteLength: shards.reduce((n, s) => n + s.byteLength, 0),
-    headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
-    metadata: f.metadata, shardMetadata: shared, shards, rows, parameters: await f.parameterCount({ signal }),
-  }
-}
-
-/**
- * @param {import('../../js/index.js').TensorInfo} info @param {string | null} shard @param {number} order
- * @returns {Row}
- */
-function row(info, shard, order) {
-  return { ...info, elements: elementCount(info.shape), shard, order }
+  const o = await overview(f, { signal, onProgress: onShards && (({ loaded, total }) => onShards(loaded, total)) })
+  return { label, source, file: f, ...o }
 }
 
 /**

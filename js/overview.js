@@ -1,0 +1,82 @@
+/**
+ * What a file holds, as the CLI's `inspect` and the inspector show it: one object for a single
+ * file and a sharded set alike. For a sharded set every shard's header is read first
+ * (loadHeaders, `onProgress` counting shards), so sizes, rows and counts are whole.
+ */
+import { ShardedFile } from './sharded.js'
+
+/**
+ * @typedef {import('./index.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./index.js').ShardedFile} Sharded
+ * @typedef {import('./index.js').TensorInfo & { elements: number, shard: string | null, order: number }} Row
+ *   order: position in the file, or in the index for a sharded set; shard: its path, or null
+ * @typedef {{ path: string, byteLength: number, headerLength: number, tensors: number,
+ *   metadata: Record<string, string> | null }} ShardSummary
+ * @typedef {{
+ *   kind: 'file' | 'sharded',
+ *   byteLength: number, headerLength: number,
+ *   metadata: Record<string, unknown> | null,
+ *   shardMetadata: Record<string, string> | null,
+ *   shards: ShardSummary[] | null,
+ *   rows: Row[],
+ *   parameters: { total: number, byDtype: Record<string, number> },
+ * }} Overview
+ *   metadata: the file's, or the index's; shardMetadata: the shards' own, when every shard has
+ *   the same (shards written by one save do), else null and each shard's is on `shards`;
+ *   byteLength and headerLength of a sharded set: sums over its shards
+ */
+
+/**
+ * @param {SafetensorsFile | Sharded} f
+ * @param {{ signal?: AbortSignal, concurrency?: number,
+ *   onProgress?: (p: { loaded: number, total: number }) => void }} [options]
+ * @returns {Promise<Overview>}
+ */
+export async function overview(f, options = {}) {
+  if (!(f instanceof ShardedFile)) {
+    const file = /** @type {SafetensorsFile} */ (f)
+    return {
+      kind: 'file', byteLength: file.byteLength, headerLength: file.headerLength, metadata: file.metadata, shardMetadata: null,
+      shards: null, rows: file.names.map((name, order) => row(file.info(name), null, order)), parameters: file.parameterCount(),
+    }
+  }
+  return shardedOverview(/** @type {Sharded} */ (/** @type {unknown} */ (f)), options)
+}
+
+/**
+ * @param {Sharded} f
+ * @param {NonNullable<Parameters<typeof overview>[1]>} options
+ * @returns {Promise<Overview>}
+ */
+async function shardedOverview(f, options) {
+  await f.loadHeaders(options)
+  const files = await Promise.all(f.shards.map((path) => f.shard(path, options)))  // loaded: no request
+  /** @type {Row[]} */
+  const rows = []
+  for (const [order, name] of f.names.entries()) {
+    const info = await f.info(name, options)
+    rows.push(row(info, info.shard, order))
+  }
+  const counts = new Map()
+  for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)
+  const shards = f.shards.map((path, i) => ({
+    path, byteLength: files[i].byteLength, headerLength: files[i].headerLength,
+    tensors: counts.get(path) ?? 0, metadata: files[i].metadata,
+  }))
+  const first = JSON.stringify(files[0]?.metadata ?? null)
+  const same = files.every((s) => JSON.stringify(s.metadata) === first)
+  return {
+    kind: 'sharded',
+    byteLength: shards.reduce((n, s) => n + s.byteLength, 0),
+    headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
+    metadata: f.metadata, shardMetadata: same ? files[0]?.metadata ?? null : null, shards, rows,
+    parameters: await f.parameterCount(options),
+  }
+}
+
+/** @param {import('./index.js').TensorInfo} info @param {string | null} shard @param {number} order @returns {Row} */
+function row(info, shard, order) {
+  let elements = 1
+  for (const d of info.shape) elements *= Number(d)
+  return { ...info, elements, shard, order }
+}
