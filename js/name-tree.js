@@ -130,7 +130,7 @@ function sortKey(s) {
 
 /**
  * Sorts `items` in place by name as Intl.Collator('en', { numeric: true }) orders them (then by
- * `tie`, then stably). Collator calls are slow (3 s for 500,000 names): when every name is plain
+ * `tie`, then stably). Collator calls are slow (seconds for 500,000 names): when each name is plain
  * ASCII (letters, digits, `_ - .`) they are compared by a precomputed key instead, in the same
  * order (the collator settles only names that differ in case or leading zeros).
  * @template T

@@ -3,8 +3,9 @@
 // Only free functions over numbers and strings cross: an object the core owns (ParsedFile,
 // SlicePlanner, WritePlanner, AwkwardReader) crosses as its address, a handle that JS frees
 // with the matching ...Delete; errors cross as JSON text (st::errorJson). Embind's class_ and
-// value_object cost every page 5.2 KB gzipped of JS and wasm (the module: 75.2 against 70.0 KB,
-// bench/size.js), for object wrappers js/ has its own of anyway.
+// value_object would add generated JS and wasm to every page (bench/size.js measures it) for
+// object wrappers that js/ has its own of anyway (docs/design.md, "Embind: free functions over
+// handles").
 #include <emscripten/bind.h>
 #include <emscripten/emmalloc.h>
 

@@ -1,7 +1,7 @@
 // The integer and string subset of printf, for the wasm module's snprintf (module_libc.cpp).
 // The only printf-family callers linked into the module are nlohmann's lexer ("<U+%.4X>" in a
 // syntax error message) and the like; musl's full printf would bring its floating-point
-// formatting and long-double arithmetic, about 4 KB of the module gzipped.
+// formatting and long-double arithmetic into the module (docs/design.md, "Size budget").
 #pragma once
 #include <cstdarg>
 #include <cstddef>

@@ -1,8 +1,8 @@
 // A decimal-to-double reader for the wasm module's strtod (module_libc.cpp). Its one caller in
 // the module is nlohmann's lexer, which converts every JSON number with a fraction or exponent;
 // the parsers (header_json.cpp, json_tree.cpp) never use the value, and nlohmann itself only
-// asks whether it is finite ("number overflow" otherwise). musl's strtod, which reads with
-// long-double arithmetic, costs the module 7.8 KB gzipped (bench/size.js).
+// asks whether it is finite ("number overflow" otherwise). musl's strtod reads with long-double
+// arithmetic, which this keeps out of the module (docs/design.md, "Size budget").
 #pragma once
 
 namespace st {
