@@ -87,8 +87,8 @@ class TreeBuilder {
     }
     return n;
   }
-  // The container that would be the (maxDepth + 1)th open one is too deep (the count the
-  // depth callback of the DOM parser this replaced used).
+  // The container that would be the (maxDepth + 1)th open one is too deep: maxDepth containers
+  // may nest, as a depth callback on nlohmann's DOM parser counts them.
   bool open(JKind kind) {
     if (skip_ || open_.size() >= maxDepth_) {
       tooDeep = true;

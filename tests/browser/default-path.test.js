@@ -5,10 +5,10 @@
 // shape and SHA-256 must equal what the Node entry reads from the same bytes, and Chromium must
 // not see a request fail (a ranged body cancelled after it arrived whole shows as net::ERR_ABORTED).
 //
-// Why: open(url) once failed in every browser ("Failed to execute 'fetch' on 'Window': Illegal
-// invocation", fixed in e2d8424) while the browser tests passed, because they passed their own
-// fetch. Origin A (web-demo/serve.js) serves the page, js/, dist/ and the bundle; origin B
-// (tests/js/http-server.js) serves the data with CORS and Range.
+// Why: tests that pass their own fetch never see the default path, and it can fail in browsers
+// alone (fetch called as a method of anything but the global object throws "Failed to execute
+// 'fetch' on 'Window': Illegal invocation"). Origin A (web-demo/serve.js) serves the page, js/,
+// dist/ and the bundle; origin B (tests/js/http-server.js) serves the data with CORS and Range.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'

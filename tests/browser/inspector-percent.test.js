@@ -1,6 +1,6 @@
 // The inspector with names that hold a bare % (100%.safetensors): opened by URL (a bare % is not
-// percent-encoding; decoding it threw "URI malformed" and left the opened file unclosed) and as a
-// local file, each showing its tensors and the name as it is.
+// percent-encoding: decoding the name would throw "URI malformed" and leave the opened file
+// unclosed) and as a local file, each showing its tensors and the name as it is.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'

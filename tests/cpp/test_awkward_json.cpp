@@ -1,7 +1,8 @@
 // The awkward form's JSON, in and out: the form is read by nlohmann's SAX parser into a small
 // tree of its own (awkward_form.cpp) and the tree for JS is written by hand (awkward_check.cpp).
-// Both replaced nlohmann's ordered_json DOM; these pin what that DOM did: key order, repeated
-// keys (first position, last value), the depth limit, dump()'s escaping and compact layout.
+// Both stand in for nlohmann's ordered_json DOM (json_tree.hpp says why); these pin what that
+// DOM does: key order, repeated keys (first position, last value), the depth limit, dump()'s
+// escaping and compact layout.
 #include <catch.hpp>
 
 #include <string>

@@ -162,8 +162,8 @@ describe('reading tensors and slices', () => {
     }
   })
 
-  // BUG (reported): a slice that takes every dimension whole comes back with the right shape
-  // and no bytes: src/api.cpp's SlicePlanner gives planSlice a tensor with begin == end == 0.
+  // A slice that takes every dimension whole is the whole tensor, its bytes as well as its shape
+  // (src/api.cpp's SlicePlanner must give planSlice the tensor's byte length, not begin == end).
   test('slices that take the whole tensor', async () => {
     const f = await open(await serialize(BASIC))
     for (const spec of ['', ':', '0:3', ':, :', [], [null], [[0, 3], null]]) {

@@ -1,4 +1,4 @@
-// Hostile names (the robustness issue "Hostile names freeze or crash the inspector and the CLI"):
+// Hostile names, which must neither freeze nor crash the inspector or the CLI:
 // js/name-tree.js groups 500,000 names in linear time and names thousands of levels deep without
 // recursion, and shows at most MAX_TREE_DEPTH levels; js/format.js's escapeInvisible shows
 // bidirectional controls and invisible characters as escapes; the CLI's text output uses it
@@ -19,7 +19,7 @@ const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 /** @param {string} name */
 const row = (name) => ({ name, dtype: 'F32', shape: [1], byteLength: 4, elements: 1 })
 
-/** `g0.w` ... : one group per name, as in the issue. @param {number} n */
+/** `g0.w` ... : one group per name. @param {number} n */
 const groups = (n) => Array.from({ length: n }, (_, i) => row(`g${i}.w`))
 
 /** `w`, `x.w`, `x.x.w`, ...: every level branches, so nothing squashes: a tree `n` deep. @param {number} n */
