@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * safetensors-wasm command line. Each command lives in its own js/cli-<name>.js and takes the
+ * safetensors-wasm command line. Each command lives in its own js/cli/<name>.js and takes the
  * arguments that follow its name; it returns the exit code: 0 done, 1 a failure (the error is on
  * stderr), 2 a usage mistake. Output for scripts (--json) is the only thing on stdout; progress
  * bars go to stderr, and only when it is a terminal.
