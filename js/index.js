@@ -1,8 +1,8 @@
 /**
  * safetensors-wasm, browser (and any platform) entry. Node adds file paths: see node.js.
  */
-import { httpUrl, resolveUrl } from './io/http.js'
-import { isHfUrl, openAny, openUrl } from './open.js'
+import { resolveUrl } from './io/http.js'
+import { route } from './open.js'
 
 export { SafetensorsError } from './errors.js'
 export { ERROR_CODES, ERROR_INFO } from './error-codes.js'
@@ -13,23 +13,23 @@ export { bytesSource, blobSource } from './io/sources.js'
 export { urlSource } from './io/http.js'
 export { DTYPES } from './dtypes.js'
 
+/** A page or a Worker: relative URLs resolve against it; only URLs are fetched by address. */
+const BROWSER = /** @type {import('./open.js').Platform} */ ({
+  resolvers: [resolveUrl],
+  base: () => /** @type {{ href?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.href,
+})
+
 /**
  * Opens a safetensors file and parses its header; tensors are read on demand. A URL ending in
  * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
  * `options.shards` (see openIndexWith). `hf://org/repo[@revision][/path]` opens a file of the
- * Hugging Face Hub (see hf.js). In a page, relative URLs resolve against it.
+ * Hugging Face Hub (see io/hf.js). In a page, relative URLs resolve against it.
  * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | import('./sharded.js').ShardedFile>}
  */
 export function open(src, options = {}) {
-  // Loaded on first use, like f.awkward()'s reader: a bundler splits these into chunks of their
-  // own, which a page downloads only when it opens a sharded set or a Hub address.
-  if (isHfUrl(src)) return import('./io/hf.js').then((m) => m.openHf(src, options, openUrl))
-  if (options.shards !== undefined) return import('./sharded.js').then((m) => m.openIndexWith(src, options, [resolveUrl]))
-  const base = /** @type {{ href?: string } | undefined} */ (/** @type {any} */ (globalThis).location)?.href
-  const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, base) : null
-  return url ? openUrl(url, options) : openAny(src, options, [resolveUrl])
+  return route(src, options, BROWSER)
 }
 export { serialize, serializeStream } from './writer.js'
 export { castTensor } from './cast.js'

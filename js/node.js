@@ -5,10 +5,9 @@ import { dirname, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
-import { httpUrl, resolveUrl } from './io/http.js'
 import { nodeFileSource, openRegularFile } from './io/node-file.js'
-import { isHfUrl, openAny, openUrl } from './open.js'
-import { MAX_INDEX_BYTES, ShardedFile, openIndexWith, parseIndex, shardMissing } from './sharded.js'
+import { route } from './open.js'
+import { MAX_INDEX_BYTES, ShardedFile, parseIndex, shardMissing } from './sharded.js'
 
 export * from './index.js'
 export { nodeFileSource } from './io/node-file.js'
@@ -61,6 +60,16 @@ async function openIndexPath(path, options) {
   }, options)
 }
 
+/** Node: file paths (an `*.index.json` path opens a sharded set), and the HF_* environment. */
+const NODE = /** @type {import('./open.js').Platform} */ ({
+  resolvers: [resolvePath],
+  openIndexAt(src, options) {
+    const path = typeof src === 'string' ? src : src instanceof URL && src.protocol === 'file:' ? fileURLToPath(src) : null
+    return path?.endsWith('.index.json') ? openIndexPath(path, options) : null
+  },
+  hubDefaults: () => ({ endpoint: process.env.HF_ENDPOINT || undefined, token: process.env.HF_TOKEN || undefined }),
+})
+
 /**
  * Opens a safetensors file: a path, a URL, a Blob, bytes or a ByteSource. A path or URL ending in
  * `.index.json` opens a sharded set (ShardedFile), and so does an index's content given with
@@ -71,19 +80,8 @@ async function openIndexPath(path, options) {
  * @param {import('./open.js').OpenOptions} [options]
  * @returns {Promise<import('./file.js').SafetensorsFile | ShardedFile>}
  */
-export async function open(src, options = {}) {
-  if (isHfUrl(src)) {
-    const { openHf } = await import('./io/hf.js')
-    const env = process.env
-    return openHf(src, { ...options, endpoint: options.endpoint ?? (env.HF_ENDPOINT || undefined),
-      token: options.token ?? (env.HF_TOKEN || undefined) }, openUrl)
-  }
-  if (options.shards !== undefined) return openIndexWith(src, options, [resolveUrl, resolvePath])
-  const url = httpUrl(src)
-  if (url) return openUrl(url, options)
-  const path = typeof src === 'string' ? src : src instanceof URL && src.protocol === 'file:' ? fileURLToPath(src) : null
-  if (path?.endsWith('.index.json')) return openIndexPath(path, options)
-  return openAny(src, options, [resolvePath])
+export function open(src, options = {}) {
+  return route(src, options, NODE)
 }
 export { writeFile } from './io/node-write.js'
 export { writeAwkward } from './awkward/node.js'

@@ -1,17 +1,49 @@
 /**
- * `open` for every platform: turns what the user gave into a byte source and parses it.
- * The Node entry (node.js) passes a resolver that adds file paths.
+ * `open` for every platform, routed once: a Hub address, an index's content with its shards, an
+ * http(s) URL (an `*.index.json` opens a sharded set), bytes, a Blob, a ByteSource. A platform
+ * adds what only it has: Node, file paths (and index paths) and the HF_* environment; a page,
+ * relative URLs resolved against itself.
  */
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
-import { resolveUrl } from './io/http.js'
+import { httpUrl, resolveUrl } from './io/http.js'
 import { sourceOf } from './io/sources.js'
 
 /**
  * @typedef {import('./io/sources.js').ByteSource} ByteSource
  * @typedef {{ signal?: AbortSignal } & Record<string, any>} OpenOptions
  * @typedef {(src: string | URL, options: OpenOptions) => Promise<{ source: ByteSource, close: boolean } | null>} Resolver
+ * @typedef {{
+ *   resolvers: Resolver[],
+ *   base?: () => string | undefined,
+ *   openIndexAt?: (src: unknown, options: OpenOptions) => Promise<any> | null,
+ *   hubDefaults?: () => { endpoint?: string, token?: string },
+ * }} Platform
+ *   resolvers: strings and URLs that are not http(s) (Node: file paths); base: what relative
+ *   URLs resolve against (a page); openIndexAt: a sharded set by where its index is, or null
+ *   (Node: a path ending in .index.json); hubDefaults: endpoint and token when not given
  */
+
+/**
+ * Opens `src` on a platform. Sharded sets and Hub addresses load their code on first use: a
+ * bundler splits it into chunks of their own, which a page downloads only when it needs them.
+ * @param {unknown} src
+ * @param {OpenOptions} options
+ * @param {Platform} platform
+ * @returns {Promise<any>} a SafetensorsFile or a ShardedFile
+ */
+export function route(src, options, platform) {
+  if (isHfUrl(src)) {
+    const defaults = platform.hubDefaults?.() ?? {}
+    const hub = { ...options, endpoint: options.endpoint ?? defaults.endpoint, token: options.token ?? defaults.token }
+    return import('./io/hf.js').then((m) => m.openHf(src, hub, openUrl))
+  }
+  if (options.shards !== undefined)
+    return import('./sharded.js').then((m) => m.openIndexWith(src, /** @type {any} */ (options), [resolveUrl, ...platform.resolvers]))
+  const url = typeof src === 'string' || src instanceof URL ? httpUrl(src, platform.base?.()) : null
+  if (url) return openUrl(url, options)
+  return platform.openIndexAt?.(src, options) ?? openAny(src, options, platform.resolvers)
+}
 
 /**
  * @param {unknown} src
