@@ -156,7 +156,6 @@ export interface OpenOptions extends HttpOptions {
   token?: string
   /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
   shards?: ShardSources
-  [option: string]: unknown
 }
 
 /** A shard given to `open` with `shards`: anything `open` takes for one file (in Node, a path too). */
@@ -194,6 +193,8 @@ export type TypedData =
   | BigInt64Array | BigUint64Array | Int8Array | Uint8Array
 
 export declare class Tensor {
+  /** Made by a read (tensor, load, slice), never with `new`: the constructor takes internal state. */
+  private constructor()
   readonly name: string
   readonly dtype: Dtype
   readonly shape: Shape
@@ -223,6 +224,8 @@ export declare class Tensor {
 export type SliceSpec = string | Array<number | bigint | [number | bigint | null, number | bigint | null] | null>
 
 export declare class SafetensorsFile {
+  /** Made by open(), never with `new`: the constructor takes internal state. */
+  private constructor()
   readonly byteLength: number
   readonly headerLength: number
   readonly metadata: Record<string, string> | null
@@ -250,6 +253,8 @@ export interface ShardTensorInfo extends TensorInfo {
  * shard's header is fetched the first time one of its tensors (or its info) is needed.
  */
 export declare class ShardedFile {
+  /** Made by open(), never with `new`: the constructor takes internal state. */
+  private constructor()
   /** The index's "metadata" object as written (e.g. { total_size: 4305 }), or null. */
   readonly metadata: Record<string, unknown> | null
   /** Tensor names, grouped by shard (shards in path order), in index order within a shard. */
@@ -302,7 +307,11 @@ export interface UrlSource extends ByteSource {
   readonly response: { status: number; contentType: string | null }
   /** Bytes of the first answer kept in memory (served without another request). */
   readonly cachedBytes: number
+  /** Drops the first answer's bytes (later reads of them are requests). */
   releaseCache(): void
+  stream(offset: number, length: number, options?: { signal?: AbortSignal }): AsyncIterable<Uint8Array>
+  /** Drops the kept bytes; nothing else is held open between reads. */
+  close(): void
 }
 export declare function urlSource(url: string | URL, options?: HttpOptions): Promise<UrlSource>
 
@@ -383,6 +392,8 @@ export interface AwkwardNode {
  * else bigint, complex -> { re, im }.
  */
 export declare class AwkwardArray {
+  /** Made by SafetensorsFile.awkward(), never with `new`: the constructor takes internal state. */
+  private constructor()
   readonly length: number
   /** The form as awkward's Form.to_dict(verbose=True) gives it (whole stored array). */
   readonly form: Record<string, unknown>

@@ -16,4 +16,4 @@ export declare function writeFile(path: string, tensors: TensorsInput,
 
 /** Writes the awkward array of `values` to `path` (fromValues, then writeFile). */
 export declare function writeAwkward(path: string, values: Iterable<unknown>,
-  options?: { onProgress?: (progress: Progress) => void }): Promise<void>
+  options?: { onProgress?: (progress: Progress) => void; signal?: AbortSignal }): Promise<void>
