@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util'
 import { open } from '../js/index.js'
-import { emitFigures, figure, fmtMs, fmtX, machine, timeInterleaved } from './common.js'
+import { emitFigures, figure, fmtMs, fmtX, machine } from './common.js'
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '11' } } })
 const ROUNDS = Number(values.rounds)

@@ -342,8 +342,10 @@ test('a progress bar on stderr when it is a terminal, and not with --quiet', { s
   })
   const shown = /** @type {{ code: number, out: string }} */ (await inTerminal(''))
   assert.equal(shown.code, 0)
-  assert.match(shown.out, /\r\x1b\[Kreading \[#*-*\] +\d+%  [\d.]+ [kM]B \/ 2\.10 MB/)
-  assert.match(shown.out, /\r\x1b\[K$/, 'the bar is erased at the end')
+  // The terminal's own codes: ESC [K erases the line.
+  const ESC = '\x1b'
+  assert.match(shown.out, new RegExp(`\\r${ESC}\\[Kreading \\[#*-*\\] +\\d+% {2}[\\d.]+ [kM]B / 2\\.10 MB`))
+  assert.match(shown.out, new RegExp(`\\r${ESC}\\[K$`), 'the bar is erased at the end')
   const quiet = /** @type {{ code: number, out: string }} */ (await inTerminal('--quiet'))
   assert.equal(quiet.code, 0)
   assert.doesNotMatch(quiet.out, /reading \[/)

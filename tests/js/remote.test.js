@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { SafetensorsError, SafetensorsFile, ShardedFile, open, serialize, urlSource } from '../../js/node.js'
+import { SafetensorsError, ShardedFile, open, serialize, urlSource } from '../../js/node.js'
+/** @typedef {import('../../js/node.js').SafetensorsFile} SafetensorsFile */
 import { loadCore } from '../../js/wasm.js'
 import { startServer } from './http-server.js'
 

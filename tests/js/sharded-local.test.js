@@ -6,7 +6,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as browser from '../../js/index.js'
-import { SafetensorsError, ShardedFile, open, serialize } from '../../js/node.js'
+import { SafetensorsError, open, serialize } from '../../js/node.js'
+/** @typedef {import('../../js/node.js').ShardedFile} ShardedFile */
 import { overview } from '../../js/overview.js'
 
 const f32 = (/** @type {number[]} */ v) => new Float32Array(v)
