@@ -9,9 +9,9 @@
  *
  *   node web-demo/serve.js [--port 8080] [--host 127.0.0.1] [--quiet]
  *
- * Also a module for the browser tests (startServer): in-memory files, per-path quirks (added
- * latency, throttled bodies, a server that ignores Range, one that hides Content-Range from
- * scripts, one that wants a token) and a count of the requests and body bytes it sent.
+ * A module too: createStaticHandler is this server's request handler, with hooks for a server
+ * built on it (the tests' server, tests/servers/static-server.js, adds in-memory files, per-path
+ * quirks and request counts through them); startServer listens with it.
  */
 import { open as fsOpen } from 'node:fs/promises'
 import { createServer } from 'node:http'
@@ -46,8 +46,8 @@ const TYPES = /** @type {Record<string, string>} */ ({
   '.map': 'application/json',
 })
 
-/** @param {string} path */
-const typeOf = (path) => TYPES[extname(path)] ?? 'application/octet-stream'
+/** The Content-Type of a file by its name. @param {string} path */
+export const contentType = (path) => TYPES[extname(path)] ?? 'application/octet-stream'
 
 const EXPOSED = 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges, Retry-After'
 
@@ -72,76 +72,71 @@ const APP_PREFIXES = ['/web-demo/', '/js/', '/dist/']
 const CHUNK = 64 * 1024
 
 /**
- * @typedef {{
- *   latency?: number,          // ms before answering
- *   bytesPerSecond?: number,   // throttle the body
- *   ignoreRange?: boolean,     // answer 200 with the whole file, as some servers do
- *   noExpose?: boolean,        // omit Access-Control-Expose-Headers (a misconfigured CDN)
- *   auth?: string,             // answer 401 unless Authorization is exactly this
- * }} Quirks
  * @typedef {{ size: number, mtimeMs: number, type: string, read: (out: Uint8Array, position: number) => Promise<number>,
- *   close: () => Promise<void> }} Body  a file on disk or in memory
+ *   close: () => Promise<void> }} Body  a file to send: `read` fills the front of `out` from `position`, returning
+ *   how many bytes it wrote (fewer than asked is fine; 0 ends the body)
  * @typedef {{ method: string, path: string, range: string | null, status: number, bytes: number }} LogEntry
+ *   one request: `bytes` counts the body bytes sent, as they are sent
+ * @typedef {{ status: number, headers?: Record<string, string | number>, text?: string }} Answer
+ * @typedef {{
+ *   data?: boolean,            // served as data (CORS) even under the page's own prefixes
+ *   exposeHeaders?: boolean,   // default true: Access-Control-Expose-Headers on data
+ *   ranges?: boolean,          // default true; false: Range ignored, 200 with the whole file
+ * }} PathPolicy
+ * @typedef {{
+ *   onRequest?: (entry: LogEntry) => void,
+ *   find?: (path: string) => Promise<Body | null>,
+ *   policy?: (path: string) => PathPolicy,
+ *   admit?: (req: import('node:http').IncomingMessage, entry: LogEntry) => Promise<Answer | null> | Answer | null,
+ * }} HandlerOptions
+ *   onRequest: each request once answered (the command line's log);
+ *   find: where a path's file comes from (default: findFile, the mounts);
+ *   policy: how a path is served;
+ *   admit: called for each request but preflights before this server answers it; may wait, or
+ *   return the answer to give instead
  */
 
 /**
- * Starts the server. `port` 0 picks a free port.
- * @param {{ port?: number, host?: string, quiet?: boolean, exposeHeaders?: boolean,
- *   onRequest?: (entry: LogEntry) => void }} [options]
+ * The file at `path` under one of the MOUNTS, or null (no mount, outside it, not a file).
+ * @param {string} path the URL path, decoded
+ * @returns {Promise<Body | null>}
  */
-export async function startServer(options = {}) {
-  const host = options.host ?? '127.0.0.1'
-  /** @type {Map<string, Uint8Array>} */
-  const memory = new Map()
-  /** @type {{ prefix: string, quirks: Quirks }[]} */
-  const quirkList = []
-  /** @type {{ requests: number, bytes: number, log: LogEntry[] }} */
-  const stats = { requests: 0, bytes: 0, log: [] }
-  const memoryTime = Date.now()
-
-  /** @param {string} path @returns {Quirks} every quirk whose prefix matches, later ones winning */
-  const quirksFor = (path) => Object.assign({}, ...quirkList.filter((q) => path.startsWith(q.prefix)).map((q) => q.quirks))
-
-  /** @param {string} path @returns {Promise<Body | null>} */
-  async function find(path) {
-    const bytes = memory.get(path)
-    if (bytes) {
-      return {
-        size: bytes.length, mtimeMs: memoryTime, type: typeOf(path), close: async () => {},
-        read: async (out, position) => {
-          const piece = bytes.subarray(position, position + out.length)
-          out.set(piece)
-          return piece.length
-        },
-      }
-    }
-    const mount = Object.keys(MOUNTS).find((m) => path.startsWith(m))
-    if (!mount) return null
-    const root = resolve(REPO, MOUNTS[/** @type {keyof typeof MOUNTS} */ (mount)])
-    let rel = path.slice(mount.length)
-    if (rel === '' || rel.endsWith('/')) rel += 'index.html'
-    const full = resolve(root, rel)
-    if (!full.startsWith(root + sep)) return null
-    let handle
-    try {
-      handle = await fsOpen(full, 'r')
-      const info = await handle.stat()
-      if (!info.isFile()) {
-        await handle.close()
-        return null
-      }
-      const fh = handle
-      return {
-        size: info.size, mtimeMs: info.mtimeMs, type: typeOf(full), close: () => fh.close(),
-        read: async (out, position) => (await fh.read(out, 0, out.length, position)).bytesRead,
-      }
-    } catch {
-      await handle?.close()
+export async function findFile(path) {
+  const mount = Object.keys(MOUNTS).find((m) => path.startsWith(m))
+  if (!mount) return null
+  const root = resolve(REPO, MOUNTS[/** @type {keyof typeof MOUNTS} */ (mount)])
+  let rel = path.slice(mount.length)
+  if (rel === '' || rel.endsWith('/')) rel += 'index.html'
+  const full = resolve(root, rel)
+  if (!full.startsWith(root + sep)) return null
+  let handle
+  try {
+    handle = await fsOpen(full, 'r')
+    const info = await handle.stat()
+    if (!info.isFile()) {
+      await handle.close()
       return null
     }
+    const fh = handle
+    return {
+      size: info.size, mtimeMs: info.mtimeMs, type: contentType(full), close: () => fh.close(),
+      read: async (out, position) => (await fh.read(out, 0, out.length, position)).bytesRead,
+    }
+  } catch {
+    await handle?.close()
+    return null
   }
+}
 
-  const server = createServer(async (req, res) => {
+/**
+ * The request handler: the page's own files with the security headers, data with CORS, single
+ * byte ranges, ETag and If-Range, HEAD, a redirect from / to the inspector.
+ * @param {HandlerOptions} [options]
+ * @returns {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => Promise<void>}
+ */
+export function createStaticHandler(options = {}) {
+  const find = options.find ?? findFile
+  return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     let path
     try {
@@ -149,15 +144,15 @@ export async function startServer(options = {}) {
     } catch {
       path = url.pathname  // a bare % (100%.safetensors) is not an escape: the name as it is
     }
-    const quirks = quirksFor(path)
+    const policy = options.policy?.(path) ?? {}
     /** @type {LogEntry} */
     const entry = { method: req.method ?? 'GET', path, range: req.headers.range ?? null, status: 0, bytes: 0 }
-    // The page's own files get the security headers and no CORS; data (the samples, the tests'
-    // in-memory files and pages) gets CORS, so that any page may read it.
-    const isApp = !memory.has(path) && APP_PREFIXES.some((prefix) => path.startsWith(prefix))
+    // The page's own files get the security headers and no CORS; data (the samples, and what a
+    // server built on this one serves as data) gets CORS, so that any page may read it.
+    const isApp = !policy.data && APP_PREFIXES.some((prefix) => path.startsWith(prefix))
     const cors = /** @type {Record<string, string>} */ (isApp ? { ...SECURITY }
       : { 'X-Content-Type-Options': 'nosniff', 'Access-Control-Allow-Origin': '*' })
-    if (!isApp && options.exposeHeaders !== false && !quirks.noExpose) cors['Access-Control-Expose-Headers'] = EXPOSED
+    if (!isApp && policy.exposeHeaders !== false) cors['Access-Control-Expose-Headers'] = EXPOSED
     /** @param {number} status @param {Record<string, string | number>} [headers] @param {string} [text] */
     const answer = (status, headers = {}, text) => {
       entry.status = status
@@ -173,61 +168,62 @@ export async function startServer(options = {}) {
         'Access-Control-Max-Age': 600,
       })
     }
-    stats.requests++
-    stats.log.push(entry)
+    const instead = await options.admit?.(req, entry)
+    if (instead) return answer(instead.status, instead.headers, instead.text)
     if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, { Allow: 'GET, HEAD, OPTIONS' })
-    if (quirks.latency) await new Promise((r) => setTimeout(r, quirks.latency))
     if (path === '/') return answer(302, { Location: '/web-demo/' })
-    if (quirks.auth !== undefined && req.headers.authorization !== quirks.auth)
-      return answer(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer' }, 'a token is needed\n')
     if (path.includes('\0') || path.split('/').includes('..')) return answer(400, {}, 'bad path\n')
     const body = await find(path)
     if (!body) return answer(404, { 'Content-Type': 'text/plain' }, 'not found\n')
     try {
-      await send(req, res, body, quirks, entry, cors)
+      await send(req, res, body, policy.ranges !== false, entry, cors)
     } finally {
       await body.close()
     }
-  })
-
-  /**
-   * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res
-   * @param {Body} body @param {Quirks} quirks @param {LogEntry} entry
-   * @param {Record<string, string>} cors
-   */
-  async function send(req, res, body, quirks, entry, cors) {
-    const { size } = body
-    const etag = `"${size.toString(16)}-${Math.floor(body.mtimeMs).toString(16)}"`
-    const headers = /** @type {Record<string, string | number>} */ ({
-      ...cors,
-      'Cache-Control': 'no-store',
-      'Content-Type': body.type,
-      'Accept-Ranges': quirks.ignoreRange ? 'none' : 'bytes',
-      ETag: etag,
-      'Last-Modified': new Date(body.mtimeMs).toUTCString(),
-    })
-    let range = quirks.ignoreRange ? null : parseRange(req.headers.range, size)
-    const ifRange = req.headers['if-range']
-    if (range && ifRange !== undefined && ifRange !== etag) range = null  // changed: whole file
-    if (range === 'unsatisfiable') {
-      entry.status = 416
-      res.writeHead(416, { ...headers, 'Content-Range': `bytes */${size}` })
-      return void res.end()
-    }
-    const [start, end] = range ?? [0, size]
-    if (range) headers['Content-Range'] = `bytes ${start}-${end - 1}/${size}`
-    headers['Content-Length'] = end - start
-    entry.status = range ? 206 : 200
-    res.writeHead(entry.status, headers)
-    if (req.method === 'HEAD') return void res.end()
-    const count = (/** @type {number} */ n) => {
-      entry.bytes += n
-      stats.bytes += n
-    }
-    await writeBody(res, body, start, end, quirks.bytesPerSecond ?? 0, count)
-    res.end()
   }
+}
 
+/**
+ * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res
+ * @param {Body} body @param {boolean} ranges false: Range is ignored (200, the whole file)
+ * @param {LogEntry} entry @param {Record<string, string>} cors
+ */
+async function send(req, res, body, ranges, entry, cors) {
+  const { size } = body
+  const etag = `"${size.toString(16)}-${Math.floor(body.mtimeMs).toString(16)}"`
+  const headers = /** @type {Record<string, string | number>} */ ({
+    ...cors,
+    'Cache-Control': 'no-store',
+    'Content-Type': body.type,
+    'Accept-Ranges': ranges ? 'bytes' : 'none',
+    ETag: etag,
+    'Last-Modified': new Date(body.mtimeMs).toUTCString(),
+  })
+  let range = ranges ? parseRange(req.headers.range, size) : null
+  const ifRange = req.headers['if-range']
+  if (range && ifRange !== undefined && ifRange !== etag) range = null  // changed: whole file
+  if (range === 'unsatisfiable') {
+    entry.status = 416
+    res.writeHead(416, { ...headers, 'Content-Range': `bytes */${size}` })
+    return void res.end()
+  }
+  const [start, end] = range ?? [0, size]
+  if (range) headers['Content-Range'] = `bytes ${start}-${end - 1}/${size}`
+  headers['Content-Length'] = end - start
+  entry.status = range ? 206 : 200
+  res.writeHead(entry.status, headers)
+  if (req.method === 'HEAD') return void res.end()
+  await writeBody(res, body, start, end, (n) => { entry.bytes += n })
+  res.end()
+}
+
+/**
+ * Starts the server. `port` 0 picks a free port.
+ * @param {{ port?: number, host?: string } & HandlerOptions} [options]
+ */
+export async function startServer(options = {}) {
+  const host = options.host ?? '127.0.0.1'
+  const server = createServer(createStaticHandler(options))
   await new Promise((resolveListen, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 0, host, () => {
@@ -247,17 +243,6 @@ export async function startServer(options = {}) {
     },
     /** @param {string} path */
     url(path) { return origin + path },
-    stats,
-    /** Bytes sent for paths starting with `prefix`. @param {string} prefix */
-    bytesFor(prefix) { return stats.log.filter((e) => e.path.startsWith(prefix)).reduce((n, e) => n + e.bytes, 0) },
-    /** @param {string} prefix */
-    requestsFor(prefix) { return stats.log.filter((e) => e.path.startsWith(prefix)).length },
-    resetStats() { Object.assign(stats, { requests: 0, bytes: 0, log: [] }) },
-    /** Serves `bytes` at `path` (any path, mounted or not). @param {string} path @param {Uint8Array} bytes */
-    addFile(path, bytes) { memory.set(path, bytes) },
-    /** @param {string} prefix paths it applies to @param {Quirks} quirks */
-    addQuirks(prefix, quirks) { quirkList.push({ prefix, quirks }) },
-    clearQuirks() { quirkList.length = 0 },
     close() {
       server.closeAllConnections()
       return new Promise((r) => server.close(() => r(undefined)))
@@ -286,23 +271,19 @@ export function parseRange(header, size) {
 }
 
 /**
- * Writes bytes [start, end) of `body` in 64 KiB pieces, honouring backpressure and the throttle;
- * stops when the client goes away.
+ * Writes bytes [start, end) of `body` in pieces of up to 64 KiB, honouring backpressure; stops
+ * when the client goes away.
  * @param {import('node:http').ServerResponse} res @param {Body} body @param {number} start
- * @param {number} end @param {number} bytesPerSecond 0: as fast as possible
- * @param {(n: number) => void} count
+ * @param {number} end @param {(n: number) => void} count
  */
-async function writeBody(res, body, start, end, bytesPerSecond, count) {
-  const chunk = bytesPerSecond ? Math.max(1024, Math.min(CHUNK, Math.floor(bytesPerSecond / 10))) : CHUNK
+async function writeBody(res, body, start, end, count) {
   for (let at = start; at < end && !res.destroyed;) {
-    const piece = new Uint8Array(Math.min(chunk, end - at))
+    const piece = new Uint8Array(Math.min(CHUNK, end - at))
     const n = await body.read(piece, at)
-    if (n <= 0) break
+    if (n <= 0 || res.destroyed) break  // the client may have gone while the read was under way
     at += n
     count(n)
     res.write(piece.subarray(0, n))
-    if (bytesPerSecond) await new Promise((r) => setTimeout(r, (n / bytesPerSecond) * 1000))
-    // Asked after the pause: 'drain' may have come and gone during it.
     if (res.writableNeedDrain && !res.destroyed) {
       await new Promise((r) => {
         const go = () => {

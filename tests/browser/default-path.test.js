@@ -23,7 +23,7 @@ import { DTYPES, open, serialize } from '../../js/node.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { sampleModel } from '../fixtures/make-sample.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
-import { startServer as startAppServer } from '../../web-demo/serve.js'
+import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
 import { PATHS, SLICES } from './app/checks.js'
 

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { chromium } from 'playwright-core'
 import { serialize } from '../../js/node.js'
-import { startServer as startAppServer } from '../../web-demo/serve.js'
+import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import { serialize } from '../../js/node.js'
-import { startServer } from '../../web-demo/serve.js'
+import { startServer } from '../servers/static-server.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))

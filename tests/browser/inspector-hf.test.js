@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core'
 import { open, serialize } from '../../js/node.js'
 import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
-import { startServer } from '../../web-demo/serve.js'
+import { startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startHub } from '../js/hub-server.js'
 

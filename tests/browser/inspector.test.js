@@ -13,7 +13,7 @@ import { DTYPES, open, serialize, serializeAwkward } from '../../js/node.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
-import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../../web-demo/serve.js'
+import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'

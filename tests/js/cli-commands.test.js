@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { open, serialize, writeFile } from '../../js/node.js'
 import { renderProgress } from '../../js/cli/common.js'
 import { pieceSpecs } from '../../js/cli/verify.js'
-import { startServer } from '../../web-demo/serve.js'
+import { startServer } from '../servers/static-server.js'
 
 const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 const CORPUS = fileURLToPath(new URL('../../../shared/corpus/', import.meta.url))

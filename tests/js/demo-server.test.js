@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
-import { CONTENT_SECURITY_POLICY, startServer } from '../../web-demo/serve.js'
+import { CONTENT_SECURITY_POLICY } from '../../web-demo/serve.js'
+import { startServer } from '../servers/static-server.js'
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
