@@ -1,6 +1,7 @@
 #include "api.hpp"
 
-#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <utility>
 
 #include "convert.hpp"
@@ -22,6 +23,122 @@ std::string errorJson(const Error& e) {
   return out;
 }
 
+namespace {
+
+template <class T>
+constexpr uint32_t elementSize(const T*) {
+  return sizeof(T);
+}
+
+struct LayoutEntry {
+  const char* name;
+  uint32_t value;
+};
+
+constexpr FlatWriteInput kFlatWriteInput{};
+
+// What layoutJson reports, in this order. tests/js/core-layout.test.js reads the names from here
+// (one entry a {"name", value} pair) and compares each with LAYOUT in js/core/index.js.
+constexpr LayoutEntry kLayout[] = {
+    {"pointer", sizeof(uintptr_t)},
+    {"TensorInfo.size", sizeof(TensorInfo)},
+    {"TensorInfo.begin", offsetof(TensorInfo, begin)},
+    {"TensorInfo.end", offsetof(TensorInfo, end)},
+    {"TensorInfo.offsetSize", sizeof(TensorInfo::begin)},
+    {"TensorInfo.name", offsetof(TensorInfo, name)},
+    {"TensorInfo.dimsOffset", offsetof(TensorInfo, dimsOffset)},
+    {"TensorInfo.rank", offsetof(TensorInfo, rank)},
+    {"TensorInfo.dtype", offsetof(TensorInfo, dtype)},
+    {"TensorInfo.dtypeSize", sizeof(TensorInfo::dtype)},
+    {"StringRef.size", sizeof(StringRef)},
+    {"StringRef.offset", offsetof(StringRef, offset)},
+    {"StringRef.length", offsetof(StringRef, length)},
+    {"MetadataEntry.size", sizeof(MetadataEntry)},
+    {"MetadataEntry.key", offsetof(MetadataEntry, key)},
+    {"MetadataEntry.value", offsetof(MetadataEntry, value)},
+    {"tables.words", kTablesWords},
+    {"tables.tensors", kTablesTensors},
+    {"tables.count", kTablesCount},
+    {"tables.strings", kTablesStrings},
+    {"tables.stringsLength", kTablesStringsLength},
+    {"tables.dims", kTablesDims},
+    {"tables.hasMetadata", kTablesHasMetadata},
+    {"tables.metadata", kTablesMetadata},
+    {"tables.metadataCount", kTablesMetadataCount},
+    {"tables.dim", sizeof(decltype(Header::dims)::value_type)},
+    {"stats.fields", kStatsFields},
+    {"stats.value", sizeof(double)},
+    {"stats.count", kStatsCount},
+    {"stats.finiteCount", kStatsFiniteCount},
+    {"stats.nanCount", kStatsNanCount},
+    {"stats.infCount", kStatsInfCount},
+    {"stats.zeroCount", kStatsZeroCount},
+    {"stats.min", kStatsMin},
+    {"stats.max", kStatsMax},
+    {"stats.mean", kStatsMean},
+    {"stats.std", kStatsStd},
+    {"stats.histogramMin", kStatsHistogramMin},
+    {"stats.histogramMax", kStatsHistogramMax},
+    {"slice.dim", sizeof(uint64_t)},  // SlicePlanner::plan's dims
+    {"slice.shape", sizeof(decltype(SlicePlan::shape)::value_type)},
+    {"slice.rangeWords", kRangeWords},
+    {"slice.rangeOffset", kRangeOffset},
+    {"slice.rangeLength", kRangeLength},
+    {"slice.rangeValue", sizeof(double)},
+    {"write.nameLength", elementSize(kFlatWriteInput.nameLengths)},
+    {"write.dtype", elementSize(kFlatWriteInput.dtypes)},
+    {"write.rank", elementSize(kFlatWriteInput.ranks)},
+    {"write.dim", elementSize(kFlatWriteInput.dims)},
+    {"write.byteLength", elementSize(kFlatWriteInput.byteLengths)},
+    {"write.metadataLength", elementSize(kFlatWriteInput.metadataLengths)},
+    {"write.order", sizeof(decltype(WritePlan::order)::value_type)},
+};
+
+// The values of kLayout as JSON text, "[4,40,...]" (or only its length, given no buffer), made
+// at compile time: the module carries the numbers alone. The names stay out of it (they would
+// cost every page about 0.4 KB gzipped); the layout test reads them from the table above.
+constexpr size_t writeLayoutValues(char* out) {
+  size_t n = 0;
+  const auto put = [&](char c) {
+    if (out) out[n] = c;
+    ++n;
+  };
+  for (const LayoutEntry& e : kLayout) {
+    put(n == 0 ? '[' : ',');
+    char digits[10] = {};
+    int k = 0;
+    uint32_t v = e.value;
+    do {
+      digits[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (k > 0) put(digits[--k]);
+  }
+  put(']');
+  return n;
+}
+
+constexpr size_t kLayoutLength = writeLayoutValues(nullptr);
+constexpr std::array<char, kLayoutLength> kLayoutValues = [] {
+  std::array<char, kLayoutLength> text{};
+  writeLayoutValues(text.data());
+  return text;
+}();
+
+}  // namespace
+
+std::string layoutJson() {
+  std::string out = "{\"values\":";
+  out.append(kLayoutValues.data(), kLayoutValues.size());
+  out += ",\"dtypes\":[";
+  for (int i = 0; i < kDtypeCount; ++i) {
+    if (i > 0) out += ',';
+    appendJsonString(out, dtypeName(static_cast<Dtype>(i)));
+  }
+  out += "]}";
+  return out;
+}
+
 double ParsedFile::readHeaderLength(uintptr_t prefix, uint32_t available, double fileLength) {
   uint64_t n = 0;
   error_ = st::readHeaderLength(reinterpret_cast<const uint8_t*>(prefix), available,
@@ -38,11 +155,14 @@ bool ParsedFile::parse(uintptr_t json, uint32_t length, double fileLength) {
 
 uintptr_t ParsedFile::tables() {
   const auto address = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
-  const uintptr_t words[8] = {address(header_.tensors.data()), header_.tensors.size(),
-                              address(header_.strings.data()), header_.strings.size(),
-                              address(header_.dims.data()),    header_.hasMetadata ? 1u : 0u,
-                              address(header_.metadata.data()), header_.metadata.size()};
-  std::copy(words, words + 8, tables_);
+  tables_[kTablesTensors] = address(header_.tensors.data());
+  tables_[kTablesCount] = header_.tensors.size();
+  tables_[kTablesStrings] = address(header_.strings.data());
+  tables_[kTablesStringsLength] = header_.strings.size();
+  tables_[kTablesDims] = address(header_.dims.data());
+  tables_[kTablesHasMetadata] = header_.hasMetadata ? 1u : 0u;
+  tables_[kTablesMetadata] = address(header_.metadata.data());
+  tables_[kTablesMetadataCount] = header_.metadata.size();
   return reinterpret_cast<uintptr_t>(tables_);
 }
 
@@ -68,11 +188,18 @@ bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, u
                     static_cast<uint64_t>(elements), bins, s))
     return false;
   double* o = reinterpret_cast<double*>(out);
-  const double fields[] = {double(s.count), double(s.finiteCount), double(s.nanCount),
-                           double(s.infCount), double(s.zeroCount), s.min, s.max, s.mean, s.std,
-                           s.histogramMin, s.histogramMax};
-  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) o[i] = fields[i];
-  for (uint32_t i = 0; i < bins; ++i) o[11 + i] = double(s.histogram[i]);
+  o[kStatsCount] = double(s.count);
+  o[kStatsFiniteCount] = double(s.finiteCount);
+  o[kStatsNanCount] = double(s.nanCount);
+  o[kStatsInfCount] = double(s.infCount);
+  o[kStatsZeroCount] = double(s.zeroCount);
+  o[kStatsMin] = s.min;
+  o[kStatsMax] = s.max;
+  o[kStatsMean] = s.mean;
+  o[kStatsStd] = s.std;
+  o[kStatsHistogramMin] = s.histogramMin;
+  o[kStatsHistogramMax] = s.histogramMax;
+  for (uint32_t i = 0; i < bins; ++i) o[kStatsFields + i] = double(s.histogram[i]);
   return true;
 }
 
@@ -105,10 +232,11 @@ bool SlicePlanner::plan(std::string name, uint32_t dtype, uintptr_t dims, uint32
     error_ = planSlice(header, tensor, indexers.data(), indexers.size(), plan_);
   }
   if (error_) return false;
-  ranges_.reserve(plan_.ranges.size() * 2);
-  for (const ByteRange& r : plan_.ranges) {
-    ranges_.push_back(static_cast<double>(r.begin));
-    ranges_.push_back(static_cast<double>(r.end - r.begin));
+  ranges_.assign(plan_.ranges.size() * kRangeWords, 0);
+  for (size_t i = 0; i < plan_.ranges.size(); ++i) {
+    const ByteRange& r = plan_.ranges[i];
+    ranges_[i * kRangeWords + kRangeOffset] = static_cast<double>(r.begin);
+    ranges_[i * kRangeWords + kRangeLength] = static_cast<double>(r.end - r.begin);
   }
   return true;
 }

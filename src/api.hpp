@@ -21,6 +21,28 @@ namespace st {
 // code (the reference's variant name, "Ok" when there was no error), tensor, message, offset.
 std::string errorJson(const Error& e);
 
+// The heap layouts JS reads and writes: sizes and field offsets of the structs, the positions in
+// the records below, the element sizes of the arrays that cross, as JSON,
+// {"values":[...],"dtypes":[...]}: the values of the named entries of kLayout (api.cpp) in its
+// order, and the Dtype names in enum order. js/core/index.js sets the same numbers down in its
+// LAYOUT, the one place in js/ that knows them; tests/js/core-layout.test.js compares the two.
+std::string layoutJson();
+
+// The words of ParsedFile::tables(), by position.
+enum TablesWord : uint32_t {
+  kTablesTensors, kTablesCount, kTablesStrings, kTablesStringsLength, kTablesDims,
+  kTablesHasMetadata, kTablesMetadata, kTablesMetadataCount, kTablesWords,
+};
+
+// The doubles statsInto writes, by position; the histogram's bin counts follow.
+enum StatsField : uint32_t {
+  kStatsCount, kStatsFiniteCount, kStatsNanCount, kStatsInfCount, kStatsZeroCount, kStatsMin,
+  kStatsMax, kStatsMean, kStatsStd, kStatsHistogramMin, kStatsHistogramMax, kStatsFields,
+};
+
+// The doubles of one range in SlicePlanner::ranges(), by position.
+enum RangeWord : uint32_t { kRangeOffset, kRangeLength, kRangeWords };
+
 class ParsedFile {
  public:
   // Rules 1-3: the first `available` bytes at `prefix`. Returns N, or -1 with error() set.
@@ -29,10 +51,10 @@ class ParsedFile {
   bool parse(uintptr_t json, uint32_t length, double fileLength);
   std::string error() const { return errorJson(error_); }
 
-  // After a successful parse, where JS finds the header (js/table.js), one call for all of it:
-  // eight uintptr_t words (uint32 in wasm32) at the returned address, valid until the next
-  // parse or the delete.
-  //   0 tensor table: TensorInfo[count] in file order (layout: the static_asserts in bindings.cpp)
+  // After a successful parse, where JS finds the header (js/core/), one call for all of it:
+  // kTablesWords uintptr_t words (uint32 in wasm32) at the returned address, valid until the
+  // next parse or the delete (positions: TablesWord, in this order):
+  //   0 tensor table: TensorInfo[count] in file order (layout: layoutJson)
   //   1 count
   //   2 strings: names, metadata keys and values, as UTF-8 bytes
   //   3 strings' length
@@ -46,7 +68,7 @@ class ParsedFile {
  private:
   Header header_;
   Error error_;
-  uintptr_t tables_[8] = {};
+  uintptr_t tables_[kTablesWords] = {};
 };
 
 // Decodes `elements` of dtype (the Dtype enum value) at src into floats at dst (see
@@ -56,9 +78,9 @@ bool toFloat32At(uint32_t dtype, uintptr_t src, double elements, uintptr_t dst);
 // Casts n float32 at src to BF16 (toBf16) or F16 at dst, round to nearest even.
 void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst);
 
-// Stats of `elements` of dtype at data into 11 + bins doubles at out: count, finiteCount,
-// nanCount, infCount, zeroCount, min, max, mean, std, histogramMin, histogramMax, then the
-// bin counts. False for dtypes without values (F6).
+// Stats of `elements` of dtype at data into kStatsFields + bins doubles at out: count,
+// finiteCount, nanCount, infCount, zeroCount, min, max, mean, std, histogramMin, histogramMax
+// (positions: StatsField), then the bin counts. False for dtypes without values (F6).
 bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out);
 
 // Plans the byte ranges of a slice of one tensor of a validated file, described by its name,
@@ -71,8 +93,9 @@ class SlicePlanner {
   uint32_t rank() const { return static_cast<uint32_t>(plan_.shape.size()); }
   uintptr_t shape() const { return reinterpret_cast<uintptr_t>(plan_.shape.data()); }  // uint64[rank]
   double byteLength() const { return static_cast<double>(plan_.byteLength); }
-  uint32_t rangeCount() const { return static_cast<uint32_t>(ranges_.size() / 2); }
-  // double[2 * rangeCount]: absolute offset and length of each range, in output order.
+  uint32_t rangeCount() const { return static_cast<uint32_t>(ranges_.size() / kRangeWords); }
+  // double[kRangeWords * rangeCount]: absolute offset and length of each range (positions:
+  // RangeWord), in output order.
   uintptr_t ranges() const { return reinterpret_cast<uintptr_t>(ranges_.data()); }
 
  private:

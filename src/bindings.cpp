@@ -16,16 +16,10 @@
 
 using namespace emscripten;
 
-// JS reads these tables straight from the heap (js/table.js): keep the two in step.
-static_assert(sizeof(st::TensorInfo) == 40, "TensorInfo is 10 uint32 words");
-static_assert(offsetof(st::TensorInfo, begin) == 0 && offsetof(st::TensorInfo, end) == 8,
-              "begin/end: words 0-3 (lo, hi)");
-static_assert(offsetof(st::TensorInfo, name) == 16, "name offset/length: words 4-5");
-static_assert(offsetof(st::TensorInfo, dimsOffset) == 24 && offsetof(st::TensorInfo, rank) == 28,
-              "dimsOffset, rank: words 6-7");
-static_assert(offsetof(st::TensorInfo, dtype) == 32, "dtype: low byte of word 8");
-static_assert(sizeof(st::MetadataEntry) == 16, "MetadataEntry is 4 uint32 words");
-static_assert(sizeof(uintptr_t) == 4, "ParsedFile::tables: uint32 words, as js/table.js reads them");
+// JS reads the core's tables straight from the heap, and only js/core/ knows how they are laid
+// out: `layout` reports the layouts (st::layoutJson), and tests/js/core-layout.test.js checks
+// the LAYOUT of js/core/index.js against them. Addresses cross as uint32 Numbers.
+static_assert(sizeof(uintptr_t) == 4, "wasm32: addresses and ParsedFile::tables words are uint32");
 
 namespace {
 
@@ -65,6 +59,9 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   bindMethod<&ParsedFile::parse>("parsedFileParse");
   bindMethod<&ParsedFile::error>("parsedFileError");
   bindMethod<&ParsedFile::tables>("parsedFileTables");
+
+  // The heap layouts js/core/ reads and writes, for its test.
+  function("layout", &st::layoutJson);
 
   // Bytes the allocator has handed out and not taken back: the tests' leak check.
   function("heapInUse", +[]() -> double {
