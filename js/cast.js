@@ -8,10 +8,11 @@
  * the second rounding correct (a plain F64 -> F32 -> F16 can round a value twice the wrong way).
  * 32- and 64-bit integers go to F32 only, and C64 and F6 are not cast (no real float32 form).
  */
+import { float32ToHalfInto, heapAlloc, heapArray, heapFree, heapView, isHeapView, toFloat32Into } from './core/index.js'
 import { DTYPE_BITS, arrayTypeOf, dtypeIndex } from './dtypes.js'
 import { SafetensorsError } from './errors.js'
 import { Tensor } from './tensor.js'
-import { heapAlloc, heapView, loadCore } from './wasm.js'
+import { loadCore } from './wasm.js'
 
 /** The dtypes a cast produces. */
 export const CAST_DTYPES = /** @type {const} */ (['F32', 'BF16', 'F16'])
@@ -57,7 +58,7 @@ function byteLengthOf(dtype, elements) {
  * heap): use it before asking for the next one, and do not allocate on the heap meanwhile.
  * Input bytes already on the wasm heap are read in place; others are copied in per chunk.
  * Ending the iteration early frees the scratch.
- * @param {any} core
+ * @param {import('./core/index.js').Core} core the loaded module (js/wasm.js loadCore)
  * @param {Uint8Array} bytes the input, exactly `elements` elements of `from`
  * @param {string} from
  * @param {string} to one of CAST_DTYPES
@@ -74,7 +75,7 @@ export function* castChunks(core, bytes, from, to, elements) {
     throw new SafetensorsError('TensorInvalidInfo', `${elements} ${from} elements are ${byteLengthOf(from, elements)} bytes, not ${bytes.byteLength}`)
   // On the heap already (a Tensor's bytes): read in place, by address, as long as it is aligned
   // for the core's typed access. Views are made afresh per chunk: the address outlives growth.
-  const onHeap = bytes.buffer === core.HEAPU8.buffer && bytes.byteOffset % Math.max(1, inBits / 8) === 0
+  const onHeap = isHeapView(core, bytes) && bytes.byteOffset % Math.max(1, inBits / 8) === 0
   const base = bytes.byteOffset
   const chunk = Math.min(elements, CHUNK_ELEMENTS)
   let scratchIn = 0
@@ -101,20 +102,20 @@ export function* castChunks(core, bytes, from, to, elements) {
         src = scratchIn
       }
       if (route === 'toF32') {
-        core.toFloat32(dtypeIndex(from), src, n, scratchOut)
+        toFloat32Into(core, from, src, n, scratchOut)
       } else if (route === 'f32ToHalf') {
-        core.float32ToHalf(half, src, n, scratchOut)
+        float32ToHalfInto(core, half, src, n, scratchOut)
       } else {
-        core.toFloat32(dtypeIndex(from), src, n, scratchF32)
+        toFloat32Into(core, from, src, n, scratchF32)
         if (route === 'viaF32Odd') roundToOdd(core, src, scratchF32, n)
-        core.float32ToHalf(half, scratchF32, n, scratchOut)
+        float32ToHalfInto(core, half, scratchF32, n, scratchOut)
       }
       yield heapView(core, scratchOut, n * outSize)
     }
   } finally {
-    if (scratchIn) core._free(scratchIn)
-    if (scratchF32) core._free(scratchF32)
-    if (scratchOut) core._free(scratchOut)
+    if (scratchIn) heapFree(core, scratchIn)
+    if (scratchF32) heapFree(core, scratchF32)
+    if (scratchOut) heapFree(core, scratchOut)
   }
 }
 
@@ -128,10 +129,9 @@ export function* castChunks(core, bytes, from, to, elements) {
  * @param {number} n
  */
 function roundToOdd(core, f64, f32, n) {
-  const buffer = core.HEAPU8.buffer
-  const exact = new Float64Array(buffer, f64, n)
-  const rounded = new Float32Array(buffer, f32, n)
-  const bits = new Uint32Array(buffer, f32, n)
+  const exact = heapArray(core, Float64Array, f64, n)
+  const rounded = heapArray(core, Float32Array, f32, n)
+  const bits = heapArray(core, Uint32Array, f32, n)
   for (let i = 0; i < n; i++) {
     const x = exact[i]
     const y = rounded[i]
@@ -162,7 +162,7 @@ function elementCount(shape, what) {
 }
 
 /**
- * Casts a tensor to F32, BF16 or F16 in the wasm core. The result is a plain tensor in JS
+ * Casts a tensor to F32, BF16 or F16 in the wasm core; the result is a plain tensor in JS
  * memory, independent of the input (a Tensor may be disposed afterwards), ready for serialize:
  * data is a Float32Array for F32, and for BF16 and F16 what Tensor.data uses (Uint16Array, or
  * Float16Array for F16 where the platform has it). Casting to the tensor's own dtype copies it.

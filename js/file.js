@@ -3,14 +3,14 @@
  * the header (a remote source serves both from its first request); tensors are read only
  * when asked for, straight into the wasm heap.
  */
+import { heapAlloc, heapFree, heapView, parseHeader, planSlice, readHeaderLength } from './core/index.js'
 import { ASYNC_DISPOSE } from './dispose.js'
-import { dtypeIndex } from './dtypes.js'
-import { SafetensorsError, fromCoreError, throwIfAborted } from './errors.js'
+import { SafetensorsError, throwIfAborted } from './errors.js'
 import { readTargets } from './io/reader.js'
 import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
-import { TensorTable, u64 } from './table.js'
+import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
-import { heapAlloc, heapView, loadCore } from './wasm.js'
+import { loadCore } from './wasm.js'
 
 /**
  * @typedef {import('./io/reader.js').ReadOptions} ReadOptions
@@ -30,17 +30,11 @@ export async function openSource(source, options = {}) {
   const { signal } = options
   throwIfAborted(signal)
   const fileLength = source.byteLength
-  const parsed = core.parsedFileNew()
-  let ptr = 0
+  const prefix = await source.read(0, Math.min(8, fileLength), { signal })
+  const headerLength = readHeaderLength(core, prefix, fileLength)
+  if (typeof headerLength !== 'number') throw await lengthError(source, headerLength, signal)
+  const ptr = heapAlloc(core, headerLength)
   try {
-    const prefix = await source.read(0, Math.min(8, fileLength), { signal })
-    ptr = heapAlloc(core, 8)
-    heapView(core, ptr, prefix.length).set(prefix)
-    const headerLength = core.parsedFileReadHeaderLength(parsed, ptr, prefix.length, fileLength)
-    if (headerLength < 0) throw await lengthError(source, fromCoreError(core.parsedFileError(parsed)), signal)
-    core._free(ptr)
-    ptr = 0
-    ptr = heapAlloc(core, headerLength)
     // A URL source has the first request's bytes (already reported) in hand: report only when
     // the header goes past them.
     const inHand = /** @type {{ cachedBytes?: number }} */ (source).cachedBytes ?? 0
@@ -60,12 +54,10 @@ export async function openSource(source, options = {}) {
       heapView(core, ptr, headerLength).set(header)
       onProgress?.({ loaded: 8 + headerLength, total: 8 + headerLength })
     }
-    if (!core.parsedFileParse(parsed, ptr, headerLength, fileLength)) throw fromCoreError(core.parsedFileError(parsed))
-    const table = new TensorTable(core, parsed, 8 + headerLength)
+    const table = new TensorTable(parseHeader(core, ptr, headerLength, fileLength), 8 + headerLength)
     return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false)
   } finally {
-    if (ptr) core._free(ptr)
-    core.parsedFileDelete(parsed)
+    heapFree(core, ptr)
   }
 }
 
@@ -163,7 +155,7 @@ export class SafetensorsFile {
       }))
       await readTargets(this.#core, this.#source, targets, options)
     } catch (error) {
-      for (const { ptr } of allocations) this.#core._free(ptr)
+      for (const { ptr } of allocations) heapFree(this.#core, ptr)
       throw error
     }
     const result = new Map()
@@ -197,7 +189,7 @@ export class SafetensorsFile {
       }
       await readTargets(this.#core, this.#source, targets, options)
     } catch (error) {
-      this.#core._free(ptr)
+      heapFree(this.#core, ptr)
       throw error
     }
     return new Tensor(this.#core, ptr, name, this.#table.dtype(index), plan.shape, plan.byteLength)
@@ -209,34 +201,8 @@ export class SafetensorsFile {
    * @returns {{ shape: any[], byteLength: number, ranges: [number, number][] }}
    */
   #planSlice(index, spec) {
-    const core = this.#core
-    const shape = this.#table.shape(index)
-    const dims = heapAlloc(core, Math.max(shape.length, 1) * 8)
-    const planner = core.slicePlannerNew()
-    try {
-      const dimWords = new Uint32Array(core.HEAPU8.buffer, dims, shape.length * 2)
-      shape.forEach((d, i) => {
-        const big = BigInt(d)
-        dimWords[2 * i] = Number(big & 0xffffffffn)
-        dimWords[2 * i + 1] = Number(big >> 32n)
-      })
-      const ok = core.slicePlannerPlan(planner, this.#table.names[index], dtypeIndex(this.#table.dtype(index)), dims, shape.length,
-        this.#table.byteOffset(index), spec)
-      if (!ok) {
-        throw fromCoreError(core.slicePlannerError(planner))
-      }
-      const rangeWords = new Float64Array(core.HEAPU8.buffer, core.slicePlannerRanges(planner), core.slicePlannerRangeCount(planner) * 2)
-      /** @type {[number, number][]} */
-      const ranges = []
-      for (let i = 0; i < rangeWords.length; i += 2) ranges.push([rangeWords[i], rangeWords[i + 1]])
-      const shapeWords = new Uint32Array(core.HEAPU8.buffer, core.slicePlannerShape(planner), core.slicePlannerRank(planner) * 2)
-      const outShape = []
-      for (let i = 0; i < shapeWords.length; i += 2) outShape.push(u64(shapeWords[i], shapeWords[i + 1]))
-      return { shape: outShape, byteLength: core.slicePlannerByteLength(planner), ranges }
-    } finally {
-      core.slicePlannerDelete(planner)
-      core._free(dims)
-    }
+    const t = this.#table
+    return planSlice(this.#core, t.names[index], t.dtype(index), t.shape(index), t.byteOffset(index), spec)
   }
 
   /**

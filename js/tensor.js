@@ -2,15 +2,13 @@
  * A tensor whose bytes live on the wasm heap. It owns that allocation: dispose() (or `using`)
  * frees it, and a FinalizationRegistry frees it if the Tensor is collected first.
  */
-import { arrayTypeOf, dtypeIndex } from './dtypes.js'
+import { heapArray, heapFree, heapView, stats, toFloat32 } from './core/index.js'
+import { arrayTypeOf } from './dtypes.js'
 import { SafetensorsError } from './errors.js'
 import { DISPOSE } from './dispose.js'
-import { heapAlloc, heapView } from './wasm.js'
 
 /** @type {FinalizationRegistry<{ core: any, ptr: number }>} */
-const registry = /* @__PURE__ */ new FinalizationRegistry(({ core, ptr }) => core._free(ptr))
-
-const STATS_FIELDS = 11  // doubles before the histogram: see st::statsInto
+const registry = /* @__PURE__ */ new FinalizationRegistry(({ core, ptr }) => heapFree(core, ptr))
 
 export class Tensor {
   #core
@@ -18,8 +16,8 @@ export class Tensor {
   #byteLength
 
   /**
-   * @param {any} core
-   * @param {number} ptr heap address, now owned by this tensor
+   * @param {import('./core/index.js').Core} core the loaded module (js/wasm.js), handed to js/core/
+   * @param {number} ptr heap address (js/core/ heapAlloc), now owned by this tensor
    * @param {string} name
    * @param {string} dtype
    * @param {any[]} shape
@@ -58,7 +56,7 @@ export class Tensor {
   get data() {
     const ptr = this.#live()
     const { ctor } = arrayTypeOf(this.dtype)
-    return new ctor(this.#core.HEAPU8.buffer, ptr, this.#byteLength / ctor.BYTES_PER_ELEMENT)
+    return heapArray(this.#core, ctor, ptr, this.#byteLength / ctor.BYTES_PER_ELEMENT)
   }
 
   /** The raw bytes, as a view of wasm memory (same lifetime rules as `data`). */
@@ -76,18 +74,12 @@ export class Tensor {
    * @returns {Float32Array}
    */
   toFloat32() {
-    const src = this.#live()
-    const elements = this.elementCount
-    const count = this.dtype === 'C64' ? elements * 2 : elements
-    const dst = heapAlloc(this.#core, count * 4)
-    try {
-      if (!this.#core.toFloat32(dtypeIndex(this.dtype), src, elements, dst))
-        throw new SafetensorsError('UnsupportedDtype',
-          `${this.dtype} has no float32 form (its bit packing is not fixed): use .bytes`, { tensor: this.name })
-      return new Float32Array(this.#core.HEAPU8.buffer, dst, count).slice()
-    } finally {
-      this.#core._free(dst)
+    const values = toFloat32(this.#core, this.dtype, this.#live(), this.elementCount)
+    if (values === null) {
+      throw new SafetensorsError('UnsupportedDtype',
+        `${this.dtype} has no float32 form (its bit packing is not fixed): use .bytes`, { tensor: this.name })
     }
+    return values
   }
 
   /**
@@ -98,27 +90,17 @@ export class Tensor {
     const bins = options.bins ?? 64
     if (!Number.isInteger(bins) || bins < 0 || bins > 1 << 20)
       throw new SafetensorsError('InvalidArgument', `bins must be an integer from 0 to 2^20, got ${bins}`)
-    const src = this.#live()
-    const out = heapAlloc(this.#core, (STATS_FIELDS + bins) * 8)
-    try {
-      if (!this.#core.statsInto(dtypeIndex(this.dtype), src, this.elementCount, bins, out))
-        throw new SafetensorsError('UnsupportedDtype', `${this.dtype} values cannot be summarised`, { tensor: this.name })
-      const v = new Float64Array(this.#core.HEAPU8.buffer, out, STATS_FIELDS + bins)
-      return {
-        count: v[0], finiteCount: v[1], nanCount: v[2], infCount: v[3], zeroCount: v[4],
-        min: v[5], max: v[6], mean: v[7], std: v[8],
-        histogram: { min: v[9], max: v[10], counts: Array.from(v.subarray(STATS_FIELDS)) },
-      }
-    } finally {
-      this.#core._free(out)
-    }
+    const result = stats(this.#core, this.dtype, this.#live(), this.elementCount, bins)
+    if (result === null)
+      throw new SafetensorsError('UnsupportedDtype', `${this.dtype} values cannot be summarised`, { tensor: this.name })
+    return result
   }
 
   /** Frees the heap memory. Further use throws; disposing twice is harmless. */
   dispose() {
     if (this.#ptr === 0) return
     registry.unregister(this)
-    this.#core._free(this.#ptr)
+    heapFree(this.#core, this.#ptr)
     this.#ptr = 0
   }
 

@@ -3,9 +3,9 @@
  * (dist/safetensors_core.mjs) and one without (dist/safetensors_core_nosimd.mjs) for engines
  * that lack it (Safari before 16.4, say). The choice is made at load time by validating a tiny
  * SIMD module, and only the chosen build is imported. Each embeds its wasm (SINGLE_FILE), so
- * loading never fetches a path: the same code runs in Node, browsers and workers.
+ * loading never fetches a path: the same code runs in Node, browsers and workers. What the
+ * module exports is called through js/core/ alone, which knows its heap layouts.
  */
-import { SafetensorsError } from './errors.js'
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): valid only with SIMD.
 const SIMD_PROBE = /* @__PURE__ */ new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -54,35 +54,4 @@ export function loadCoreVariant(variant) {
 /** @returns {Promise<any>} the Emscripten module with the Embind functions */
 export function loadCore() {
   return loadCoreVariant(coreVariant())
-}
-
-// malloc can only serve what wasm32 addresses; the core itself caps memory at 4 GiB.
-const MAX_ALLOCATION = 0xffff0000
-
-/**
- * Allocates `byteLength` bytes on the wasm heap. The caller owns the pointer. A request the heap
- * cannot hold is OutOfMemory, and the heap stays usable (src/heap_guard.cpp).
- * @param {any} core
- * @param {number} byteLength
- * @returns {number} the pointer, as an unsigned number
- */
-export function heapAlloc(core, byteLength) {
-  const ptr = byteLength > MAX_ALLOCATION ? 0 : core._malloc(Math.max(byteLength, 1)) >>> 0
-  if (ptr === 0) {
-    throw new SafetensorsError('OutOfMemory', `cannot allocate ${byteLength} bytes in the wasm heap, which holds ` +
-      `${core.heapInUse()} bytes now and cannot grow past 4 GiB: read less at once (a slice), or dispose ` +
-      'tensors no longer needed')
-  }
-  return ptr
-}
-
-/**
- * A view of heap bytes. Take it right before use: any allocation may grow the heap, which
- * detaches every earlier view (it then reads as length 0, never as wrong bytes).
- * @param {any} core
- * @param {number} ptr
- * @param {number} byteLength
- */
-export function heapView(core, ptr, byteLength) {
-  return new Uint8Array(core.HEAPU8.buffer, ptr, byteLength)
 }

@@ -3,10 +3,11 @@
  * reference's exact bytes); tensor data never passes through the core: `serialize` copies each
  * tensor once into the exact-size output, `serializeStream` hands out the caller's own bytes.
  */
+import { planWrite } from './core/index.js'
 import { dtypeIndex } from './dtypes.js'
-import { SafetensorsError, fromCoreError } from './errors.js'
+import { SafetensorsError } from './errors.js'
 import { Tensor } from './tensor.js'
-import { heapAlloc, heapView, loadCore } from './wasm.js'
+import { loadCore } from './wasm.js'
 
 /**
  * @typedef {ArrayBufferView | ArrayBuffer} TensorData
@@ -108,34 +109,34 @@ function utf8(text, what, tensor) {
 }
 
 /**
- * A flat heap layout of the tensor table for st::WritePlanner (see writer.hpp FlatWriteInput).
+ * The plan's input for js/core/ planWrite: names, keys and values as UTF-8, dimensions as
+ * BigInts, everything checked that JS checks (in this order: names, dtypes, dimensions,
+ * metadata values).
  * @param {PlanEntry[]} entries
  * @param {Record<string, string> | null | undefined} metadata
  */
 function flatten(entries, metadata) {
   const names = entries.map((e) => utf8(e.name, 'tensor name', e.name))
-  const dtypes = entries.map((e) => {
-    const i = dtypeIndex(e.dtype)
-    if (i < 0) throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has unknown dtype ${JSON.stringify(e.dtype)}`, { tensor: e.name })
-    return i
-  })
-  const dims = []
   for (const e of entries) {
-    for (const d of e.shape) {
-      const ok = typeof d === 'bigint' ? d >= 0n && d < 2n ** 64n : Number.isSafeInteger(d) && d >= 0
-      if (!ok) throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has dimension ${String(d)}: dimensions are non-negative integers`, { tensor: e.name })
-      dims.push(BigInt(d))
-    }
+    if (dtypeIndex(e.dtype) < 0)
+      throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has unknown dtype ${JSON.stringify(e.dtype)}`, { tensor: e.name })
   }
-  /** @type {Uint8Array[]} */
-  const metaStrings = []
-  if (metadata) {
+  const shapes = entries.map((e) => Array.from(e.shape, (d) => {
+    const ok = typeof d === 'bigint' ? d >= 0n && d < 2n ** 64n : Number.isSafeInteger(d) && d >= 0
+    if (!ok) throw new SafetensorsError('InvalidHeaderDeserialization', `tensor ${JSON.stringify(e.name)} has dimension ${String(d)}: dimensions are non-negative integers`, { tensor: e.name })
+    return BigInt(d)
+  }))
+  /** @type {Uint8Array[] | null} */
+  let metaStrings = null
+  if (metadata !== undefined && metadata !== null) {
+    metaStrings = []
     for (const [k, v] of Object.entries(metadata)) {
       if (typeof v !== 'string') throw new SafetensorsError('InvalidHeaderDeserialization', `metadata value of ${JSON.stringify(k)} is ${typeof v}, not a string`)
       metaStrings.push(utf8(k, 'metadata key'), utf8(v, `metadata value of ${JSON.stringify(k)}`))
     }
   }
-  return { names, dtypes, dims, metaStrings }
+  const tensors = entries.map((e, i) => ({ name: names[i], dtype: e.dtype, shape: shapes[i], byteLength: e.byteLength }))
+  return { tensors, metaStrings }
 }
 
 /**
@@ -174,48 +175,9 @@ function plainMetadata(metadata) {
 export async function planFile(entries, metadata) {
   const plain = plainMetadata(metadata)
   const core = await loadCore()
-  const { names, dtypes, dims, metaStrings } = flatten(entries, plain)
-  const n = entries.length
-  const nameBytes = names.reduce((s, b) => s + b.length, 0)
-  const metaBytes = metaStrings.reduce((s, b) => s + b.length, 0)
-  // One block: 8-byte arrays first so every array is aligned to its element size.
-  const layout = { dims: 0, byteLengths: dims.length * 8 }
-  const nameLengthsAt = layout.byteLengths + n * 8
-  const ranksAt = nameLengthsAt + n * 4
-  const metaLengthsAt = ranksAt + n * 4
-  const dtypesAt = metaLengthsAt + metaStrings.length * 4
-  const namesAt = dtypesAt + n
-  const metaAt = namesAt + nameBytes
-  const size = metaAt + metaBytes
-  const block = heapAlloc(core, size)
-  const planner = core.writePlannerNew()
-  try {
-    const buffer = core.HEAPU8.buffer
-    const dimView = new BigUint64Array(buffer, block, dims.length)
-    dims.forEach((d, i) => { dimView[i] = d })
-    const lengths = new Float64Array(n)
-    const lenView = new BigUint64Array(buffer, block + layout.byteLengths, n)
-    entries.forEach((e, i) => { lenView[i] = BigInt(e.byteLength); lengths[i] = e.byteLength })
-    new Uint32Array(buffer, block + nameLengthsAt, n).set(names.map((b) => b.length))
-    new Uint32Array(buffer, block + ranksAt, n).set(entries.map((e) => e.shape.length))
-    new Uint32Array(buffer, block + metaLengthsAt, metaStrings.length).set(metaStrings.map((b) => b.length))
-    new Uint8Array(buffer, block + dtypesAt, n).set(dtypes)
-    let at = block + namesAt
-    for (const b of names) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
-    at = block + metaAt
-    for (const b of metaStrings) { new Uint8Array(buffer, at, b.length).set(b); at += b.length }
-    const ok = core.writePlannerPlan(planner, n, block + namesAt, block + nameLengthsAt, block + dtypesAt, block + ranksAt,
-      block, block + layout.byteLengths, plain !== undefined && plain !== null, metaStrings.length / 2,
-      block + metaAt, block + metaLengthsAt)
-    if (!ok) throw fromCoreError(core.writePlannerError(planner))
-    const header = heapView(core, core.writePlannerHeader(planner), core.writePlannerHeaderLength(planner)).slice()
-    const orderView = new Uint32Array(core.HEAPU8.buffer, core.writePlannerOrder(planner), n)
-    const order = Array.from(orderView, (i) => entries[i])
-    return { header, order, fileLength: core.writePlannerFileLength(planner) }
-  } finally {
-    core.writePlannerDelete(planner)
-    core._free(block)
-  }
+  const { tensors, metaStrings } = flatten(entries, plain)
+  const { header, order, fileLength } = planWrite(core, tensors, metaStrings)
+  return { header, order: order.map((i) => entries[i]), fileLength }
 }
 
 /**

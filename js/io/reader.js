@@ -5,9 +5,9 @@
  * its place. One copy at most: a source that can read into a view (a Node file) gets the heap
  * view itself.
  */
+import { heapView } from '../core/index.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { pool } from './pool.js'
-import { heapView } from '../wasm.js'
 
 /**
  * @typedef {{ offset: number, length: number, ptr: number }} Target
