@@ -5,8 +5,8 @@
  * gives them (see AwkwardArray).
  */
 import { AwkwardReadContext, findField } from './read.js'
-import { dtypeIndex } from '../dtypes.js'
-import { SafetensorsError, fromCoreError } from '../errors.js'
+import { AwkwardForm } from '../core/awkward.js'
+import { SafetensorsError } from '../errors.js'
 import { DISPOSE } from '../dispose.js'
 import { loadCore } from '../wasm.js'
 
@@ -31,25 +31,14 @@ export async function openAwkward(file) {
         `not an awkward file: __metadata__ has no "${key}" (ak.to_safetensors writes "form" and "length")`)
   }
   const { form, length } = /** @type {{ form: string, length: string }} */ (metadata)
-  const reader = core.awkwardReaderNew()
-  let owned = false
-  try {
-    if (!core.awkwardReaderParse(reader, form, length)) throw fromCoreError(core.awkwardReaderError(reader))
-    const names = new Set(file.names)
-    for (let i = 0; i < core.awkwardReaderBufferCount(reader); i++) {
-      const name = core.awkwardReaderBufferName(reader, i)
-      if (!names.has(name)) continue
-      const info = file.info(name)
-      const elements = info.shape.reduce((/** @type {number} */ a, d) => a * Number(d), 1)
-      core.awkwardReaderBindBuffer(reader, i, dtypeIndex(info.dtype), elements, info.byteOffset)
-    }
-    if (!core.awkwardReaderCheck(reader)) throw fromCoreError(core.awkwardReaderError(reader))
-    const context = new AwkwardReadContext(file, core, reader, JSON.parse(core.awkwardReaderTree(reader)))
-    owned = true
-    return new AwkwardArray(context, 0, 0, context.length, [])
-  } finally {
-    if (!owned) core.awkwardReaderDelete(reader)
-  }
+  const names = new Set(file.names)
+  const checked = new AwkwardForm(core, form, length, (name) => {
+    if (!names.has(name)) return null
+    const info = file.info(name)
+    return { dtype: info.dtype, elements: info.shape.reduce((/** @type {number} */ a, d) => a * Number(d), 1), byteOffset: info.byteOffset }
+  })
+  const context = new AwkwardReadContext(file, core, checked)
+  return new AwkwardArray(context, 0, 0, context.length, [])
 }
 
 /**

@@ -6,11 +6,14 @@
  * before using it as a position. Ranges of a content are derived from validated values, so no
  * read ever goes past a buffer.
  */
+import { heapArray, heapView } from '../core/index.js'
 import { DTYPE_BITS } from '../dtypes.js'
-import { SafetensorsError, fromCoreError } from '../errors.js'
+import { SafetensorsError } from '../errors.js'
 
 /**
  * @typedef {import('../file.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('../core/awkward.js').AwkwardForm} AwkwardForm
+ * @typedef {import('../core/index.js').Core} Core
  * @typedef {import('../io/reader.js').ReadOptions} ReadOptions
  * @typedef {{ class: string, form_key: string | null, parameters: Record<string, any>,
  *   primitive?: string, dtype?: string, inner_shape?: number[], size?: number,
@@ -21,10 +24,6 @@ import { SafetensorsError, fromCoreError } from '../errors.js'
 
 const utf8 = /* @__PURE__ */ new TextDecoder('utf-8')
 
-// The core's form state is freed with the context, which every view of an array holds: once
-// no view is reachable, the registry frees it if dispose() was not called.
-/** @type {FinalizationRegistry<{ core: any, reader: number }>} */
-const registry = /* @__PURE__ */ new FinalizationRegistry(({ core, reader }) => core.awkwardReaderDelete(reader))
 // Reads in flight at once per array: a record of many fields must not open a request per field
 // all at the same moment on a remote file.
 const MAX_CONCURRENT_READS = 6
@@ -46,25 +45,25 @@ function bigToValue(v) {
 
 /**
  * Plain values of `count` elements of `dtype` at heap address `ptr`.
- * @param {ArrayBuffer} heap @param {string} dtype @param {number} ptr @param {number} count
+ * @param {Core} core @param {string} dtype @param {number} ptr @param {number} count
  * @returns {any[]}
  */
-function decode(heap, dtype, ptr, count) {
+function decode(core, dtype, ptr, count) {
   switch (dtype) {
-    case 'BOOL': return Array.from(new Uint8Array(heap, ptr, count), (v) => v !== 0)
-    case 'I8': return Array.from(new Int8Array(heap, ptr, count))
-    case 'U8': return Array.from(new Uint8Array(heap, ptr, count))
-    case 'I16': return Array.from(new Int16Array(heap, ptr, count))
-    case 'U16': return Array.from(new Uint16Array(heap, ptr, count))
-    case 'I32': return Array.from(new Int32Array(heap, ptr, count))
-    case 'U32': return Array.from(new Uint32Array(heap, ptr, count))
-    case 'I64': return Array.from(new BigInt64Array(heap, ptr, count), bigToValue)
-    case 'U64': return Array.from(new BigUint64Array(heap, ptr, count), bigToValue)
-    case 'F16': return Array.from(new Uint16Array(heap, ptr, count), halfToNumber)
-    case 'F32': return Array.from(new Float32Array(heap, ptr, count))
-    case 'F64': return Array.from(new Float64Array(heap, ptr, count))
+    case 'BOOL': return Array.from(heapArray(core, Uint8Array, ptr, count), (v) => v !== 0)
+    case 'I8': return Array.from(heapArray(core, Int8Array, ptr, count))
+    case 'U8': return Array.from(heapArray(core, Uint8Array, ptr, count))
+    case 'I16': return Array.from(heapArray(core, Int16Array, ptr, count))
+    case 'U16': return Array.from(heapArray(core, Uint16Array, ptr, count))
+    case 'I32': return Array.from(heapArray(core, Int32Array, ptr, count))
+    case 'U32': return Array.from(heapArray(core, Uint32Array, ptr, count))
+    case 'I64': return Array.from(heapArray(core, BigInt64Array, ptr, count), bigToValue)
+    case 'U64': return Array.from(heapArray(core, BigUint64Array, ptr, count), bigToValue)
+    case 'F16': return Array.from(heapArray(core, Uint16Array, ptr, count), halfToNumber)
+    case 'F32': return Array.from(heapArray(core, Float32Array, ptr, count))
+    case 'F64': return Array.from(heapArray(core, Float64Array, ptr, count))
     case 'C64': {
-      const v = new Float32Array(heap, ptr, count * 2)
+      const v = heapArray(core, Float32Array, ptr, count * 2)
       return Array.from({ length: count }, (_, i) => ({ re: v[2 * i], im: v[2 * i + 1] }))
     }
     default: throw new SafetensorsError('AwkwardUnsupportedType', `awkward: no values for dtype ${dtype}`)
@@ -102,8 +101,7 @@ function recordAt(fields, columns, i) {
 export class AwkwardReadContext {
   #file
   #core
-  /** @type {number | null} */
-  #reader
+  #form
   /** @type {Map<string, import('../table.js').TensorInfo>} */
   #infos = new Map()
   #active = 0
@@ -112,32 +110,21 @@ export class AwkwardReadContext {
 
   /**
    * @param {SafetensorsFile} file
-   * @param {any} core
-   * @param {number} reader the handle of a checked st::AwkwardReader, owned by this context
-   * @param {{ length: number, nodes: AkNode[] }} tree
+   * @param {Core} core
+   * @param {AwkwardForm} form the checked form, owned by this context (every view of the array
+   *   holds the context: the form is freed once none is reachable, or on dispose)
    */
-  constructor(file, core, reader, tree) {
+  constructor(file, core, form) {
     this.#file = file
     this.#core = core
-    this.#reader = reader
-    this.nodes = tree.nodes
-    this.length = tree.length
-    registry.register(this, { core, reader }, this)
+    this.#form = form
+    this.nodes = form.tree.nodes
+    this.length = form.tree.length
   }
 
-  get disposed() { return this.#reader === null }
+  get disposed() { return this.#form.disposed }
 
-  dispose() {
-    if (this.#reader === null) return
-    registry.unregister(this)
-    this.#core.awkwardReaderDelete(this.#reader)
-    this.#reader = null
-  }
-
-  #live() {
-    if (this.#reader === null) throw new SafetensorsError('Disposed', 'the awkward array was disposed')
-    return this.#reader
-  }
+  dispose() { this.#form.dispose() }
 
   /** @template T @param {() => Promise<T>} run @returns {Promise<T>} */
   async #limited(run) {
@@ -166,7 +153,7 @@ export class AwkwardReadContext {
    * @param {string} name @param {number} e0 @param {number} e1 @param {ReadOptions} [options]
    */
   async #read(name, e0, e1, options) {
-    this.#live()
+    this.#form.throwIfDisposed()
     const { shape, dtype } = this.#info(name)
     let spec = /** @type {any[]} */ ([[e0, e1]])
     let skip = 0
@@ -183,16 +170,17 @@ export class AwkwardReadContext {
 
   /**
    * Reads and decodes elements [e0, e1) of one of node n's buffers; `check` (given the heap
-   * address) validates them in C++ first. An empty range reads nothing.
+   * address) validates them in C++ first, throwing the core's verdict. An empty range reads
+   * nothing.
    * @param {AkNode} n @param {string} attribute @param {number} e0 @param {number} e1
-   * @param {ReadOptions} [options] @param {((ptr: number) => boolean) | null} [check]
+   * @param {ReadOptions} [options] @param {((ptr: number) => void) | null} [check]
    */
   async #elements(n, attribute, e0, e1, options, check = null) {
     if (e1 <= e0) return []
     const { tensor, ptr, dtype } = await this.#read(n.buffers[attribute], e0, e1, options)
     try {
-      if (check && !check(ptr)) throw fromCoreError(this.#core.awkwardReaderError(this.#live()))
-      return decode(this.#core.HEAPU8.buffer, dtype, ptr, e1 - e0)
+      check?.(ptr)
+      return decode(this.#core, dtype, ptr, e1 - e0)
     } finally {
       tensor.dispose()
     }
@@ -201,16 +189,15 @@ export class AwkwardReadContext {
   /**
    * Two buffers of one node read together and validated together (starts/stops, tags/index).
    * @param {AkNode} n @param {[string, string]} attributes @param {number} e0 @param {number} e1
-   * @param {ReadOptions | undefined} options @param {(a: number, b: number) => boolean} check
+   * @param {ReadOptions | undefined} options @param {(a: number, b: number) => void} check
    */
   async #pair(n, attributes, e0, e1, options, check) {
     const reads = await Promise.allSettled(attributes.map((a) => this.#read(n.buffers[a], e0, e1, options)))
     try {
       for (const r of reads) if (r.status === 'rejected') throw r.reason
       const [a, b] = reads.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
-      if (!check(a.ptr, b.ptr)) throw fromCoreError(this.#core.awkwardReaderError(this.#live()))
-      const heap = this.#core.HEAPU8.buffer
-      return [decode(heap, a.dtype, a.ptr, e1 - e0), decode(heap, b.dtype, b.ptr, e1 - e0)]
+      check(a.ptr, b.ptr)
+      return [decode(this.#core, a.dtype, a.ptr, e1 - e0), decode(this.#core, b.dtype, b.ptr, e1 - e0)]
     } finally {
       for (const r of reads) if (r.status === 'fulfilled') r.value.tensor.dispose()
     }
@@ -224,7 +211,7 @@ export class AwkwardReadContext {
     if (stop <= start) return new Uint8Array(0)
     const { tensor, ptr } = await this.#read(this.nodes[node].buffers.data, start, stop, options)
     try {
-      return new Uint8Array(this.#core.HEAPU8.buffer, ptr, stop - start).slice()
+      return heapView(this.#core, ptr, stop - start).slice()
     } finally {
       tensor.dispose()
     }
@@ -272,9 +259,8 @@ export class AwkwardReadContext {
     const n = this.nodes[index]
     const count = stop - start
     if (count <= 0) return []
-    // Taken at each check, not once here: the array may be disposed while a read is in flight.
-    const core = this.#core
-    const reader = () => this.#live()
+    // The checks throw Disposed when the array was disposed while a read was in flight.
+    const form = this.#form
     const isString = n.parameters.__array__ === 'string' || n.parameters.__array__ === 'bytestring'
     switch (n.class) {
       case 'NumpyArray': {
@@ -293,7 +279,7 @@ export class AwkwardReadContext {
       }
       case 'ListOffsetArray': {
         const offsets = await this.#elements(n, 'offsets', start, stop + 1, options,
-          (ptr) => core.awkwardReaderCheckOffsets(reader(), index, ptr, start, count + 1))
+          (ptr) => form.checkOffsets(index, ptr, start, count + 1))
         const starts = offsets.slice(0, count)
         const stops = offsets.slice(1)
         if (isString) return this.#strings(n, starts, stops, options)
@@ -302,7 +288,7 @@ export class AwkwardReadContext {
       }
       case 'ListArray': {
         const [starts, stops] = await this.#pair(n, ['starts', 'stops'], start, stop, options,
-          (a, b) => core.awkwardReaderCheckLists(reader(), index, a, b, start, count))
+          (a, b) => form.checkLists(index, a, b, start, count))
         if (isString) return this.#strings(n, starts, stops, options)
         let lo = Infinity
         let hi = 0
@@ -313,7 +299,7 @@ export class AwkwardReadContext {
       case 'IndexedArray':
       case 'IndexedOptionArray': {
         const positions = await this.#elements(n, 'index', start, stop, options,
-          (ptr) => core.awkwardReaderCheckIndex(reader(), index, ptr, start, count))
+          (ptr) => form.checkIndex(index, ptr, start, count))
         return this.#gather(n.contents[0], positions, projection, options)
       }
       case 'ByteMaskedArray': {
@@ -346,7 +332,7 @@ export class AwkwardReadContext {
       }
       case 'UnionArray': {
         const [tags, positions] = await this.#pair(n, ['tags', 'index'], start, stop, options,
-          (a, b) => core.awkwardReaderCheckUnion(reader(), index, a, b, start, count))
+          (a, b) => form.checkUnion(index, a, b, start, count))
         const picked = await Promise.all(n.contents.map((c, t) =>
           this.#gather(c, positions.map((p, i) => (tags[i] === t ? p : -1)), projection, options)))
         return tags.map((t, i) => picked[t][i])
