@@ -277,7 +277,8 @@ void AwkwardReader::bindBuffer(uint32_t i, uint32_t dtype, double elements, doub
 }
 
 bool AwkwardReader::check() {
-  if (form_.nodes.empty()) return done(makeError(ErrorCode::AwkwardInvalidForm, 0, "awkward: no form was parsed"));
+  if (form_.nodes.empty())
+    return done(makeError(ErrorCode::AwkwardInvalidForm, 0, "awkward: no form was parsed"));
   return done(checkAkBuffers(form_));
 }
 

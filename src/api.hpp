@@ -30,14 +30,31 @@ std::string layoutJson();
 
 // The words of ParsedFile::tables(), by position.
 enum TablesWord : uint32_t {
-  kTablesTensors, kTablesCount, kTablesStrings, kTablesStringsLength, kTablesDims,
-  kTablesHasMetadata, kTablesMetadata, kTablesMetadataCount, kTablesWords,
+  kTablesTensors,
+  kTablesCount,
+  kTablesStrings,
+  kTablesStringsLength,
+  kTablesDims,
+  kTablesHasMetadata,
+  kTablesMetadata,
+  kTablesMetadataCount,
+  kTablesWords,
 };
 
 // The doubles statsInto writes, by position; the histogram's bin counts follow.
 enum StatsField : uint32_t {
-  kStatsCount, kStatsFiniteCount, kStatsNanCount, kStatsInfCount, kStatsZeroCount, kStatsMin,
-  kStatsMax, kStatsMean, kStatsStd, kStatsHistogramMin, kStatsHistogramMax, kStatsFields,
+  kStatsCount,
+  kStatsFiniteCount,
+  kStatsNanCount,
+  kStatsInfCount,
+  kStatsZeroCount,
+  kStatsMin,
+  kStatsMax,
+  kStatsMean,
+  kStatsStd,
+  kStatsHistogramMin,
+  kStatsHistogramMax,
+  kStatsFields,
 };
 
 // The doubles of one range in SlicePlanner::ranges(), by position.
@@ -91,7 +108,9 @@ class SlicePlanner {
             std::string spec);
   std::string error() const { return errorJson(error_); }
   uint32_t rank() const { return static_cast<uint32_t>(plan_.shape.size()); }
-  uintptr_t shape() const { return reinterpret_cast<uintptr_t>(plan_.shape.data()); }  // uint64[rank]
+  uintptr_t shape() const {
+    return reinterpret_cast<uintptr_t>(plan_.shape.data());
+  }  // uint64[rank]
   double byteLength() const { return static_cast<double>(plan_.byteLength); }
   uint32_t rangeCount() const { return static_cast<uint32_t>(ranges_.size() / kRangeWords); }
   // double[kRangeWords * rangeCount]: absolute offset and length of each range (positions:
@@ -113,7 +132,9 @@ class WritePlanner {
   std::string error() const { return errorJson(error_); }
   uintptr_t header() const { return reinterpret_cast<uintptr_t>(plan_.header.data()); }
   uint32_t headerLength() const { return static_cast<uint32_t>(plan_.header.size()); }
-  uintptr_t order() const { return reinterpret_cast<uintptr_t>(plan_.order.data()); }  // uint32[count]
+  uintptr_t order() const {
+    return reinterpret_cast<uintptr_t>(plan_.order.data());
+  }  // uint32[count]
   double fileLength() const { return static_cast<double>(plan_.fileLength); }
 
  private:
@@ -129,7 +150,9 @@ class AwkwardReader {
  public:
   bool parse(std::string form, std::string length);
   uint32_t bufferCount() const { return static_cast<uint32_t>(form_.buffers.size()); }
-  std::string bufferName(uint32_t i) const { return i < form_.buffers.size() ? form_.buffers[i].name : std::string(); }
+  std::string bufferName(uint32_t i) const {
+    return i < form_.buffers.size() ? form_.buffers[i].name : std::string();
+  }
   // The file's tensor named bufferName(i): its dtype (the Dtype enum value), element count
   // and absolute byte offset. Buffers never bound are missing.
   void bindBuffer(uint32_t i, uint32_t dtype, double elements, double byteOffset);

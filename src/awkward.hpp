@@ -27,8 +27,18 @@
 namespace st {
 
 enum class AkClass : uint8_t {
-  NumpyArray, EmptyArray, RegularArray, ListOffsetArray, ListArray, RecordArray, IndexedArray,
-  IndexedOptionArray, ByteMaskedArray, BitMaskedArray, UnmaskedArray, UnionArray,
+  NumpyArray,
+  EmptyArray,
+  RegularArray,
+  ListOffsetArray,
+  ListArray,
+  RecordArray,
+  IndexedArray,
+  IndexedOptionArray,
+  ByteMaskedArray,
+  BitMaskedArray,
+  UnmaskedArray,
+  UnionArray,
 };
 
 const char* akClassName(AkClass cls);
@@ -43,9 +53,9 @@ constexpr int kAkMaxJsonDepth = 128;
 constexpr uint64_t kAkMaxLength = (uint64_t{1} << 53) - 1;
 
 struct AkBuffer {
-  std::string name;       // form_key + "-" + attribute: the tensor's name
-  uint32_t node = 0;      // the node it belongs to
-  std::string attribute;  // data, offsets, starts, stops, index, mask or tags
+  std::string name;         // form_key + "-" + attribute: the tensor's name
+  uint32_t node = 0;        // the node it belongs to
+  std::string attribute;    // data, offsets, starts, stops, index, mask or tags
   Dtype dtype = Dtype::U8;  // what the form requires
   // Set by the caller before checkAkBuffers: the tensor of that name, if any.
   bool found = false;
@@ -56,19 +66,20 @@ struct AkBuffer {
 
 struct AkNode {
   AkClass cls = AkClass::EmptyArray;
-  std::string formKey;        // empty when the form gives none
+  std::string formKey;  // empty when the form gives none
   // The node's parameters as compact JSON, "{}" when absent: as nlohmann's dump() writes them
   // (each key once), except that a non-integer number keeps its source text.
   std::string parameters;
-  std::string array;          // parameters["__array__"] when it is a string
-  std::string primitive;      // NumpyArray: awkward's name ("int64", "float32", ...)
-  Dtype dtype = Dtype::U8;    // NumpyArray: the safetensors dtype of the data buffer
+  std::string array;                 // parameters["__array__"] when it is a string
+  std::string primitive;             // NumpyArray: awkward's name ("int64", "float32", ...)
+  Dtype dtype = Dtype::U8;           // NumpyArray: the safetensors dtype of the data buffer
   std::vector<uint64_t> innerShape;  // NumpyArray
-  uint64_t innerSize = 1;     // NumpyArray: product of innerShape (elements per entry)
-  uint64_t size = 0;          // RegularArray
-  bool validWhen = false;     // ByteMaskedArray, BitMaskedArray
-  bool lsbOrder = false;      // BitMaskedArray
-  std::vector<uint32_t> contents;   // child nodes: one for lists/options/indexed, n for records/unions
+  uint64_t innerSize = 1;            // NumpyArray: product of innerShape (elements per entry)
+  uint64_t size = 0;                 // RegularArray
+  bool validWhen = false;            // ByteMaskedArray, BitMaskedArray
+  bool lsbOrder = false;             // BitMaskedArray
+  std::vector<uint32_t>
+      contents;  // child nodes: one for lists/options/indexed, n for records/unions
   std::vector<std::string> fields;  // RecordArray with named fields (empty for a tuple)
   bool isTuple = false;
   uint32_t buffers[2] = {kAkNone, kAkNone};  // into AkForm::buffers, in attribute order
@@ -82,7 +93,7 @@ struct AkForm {
   std::vector<AkNode> nodes;      // preorder: every node comes before its contents
   std::vector<AkBuffer> buffers;  // in node order
   uint64_t length = 0;
-  bool checked = false;           // checkAkBuffers succeeded
+  bool checked = false;  // checkAkBuffers succeeded
 };
 
 // Step 1. `form` and `length` are the metadata values. Errors: AwkwardInvalidMetadata (length),

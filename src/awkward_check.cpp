@@ -12,7 +12,8 @@ namespace st {
 namespace {
 
 std::string label(const AkNode& n) {
-  return (n.formKey.empty() ? std::string("(no form_key)") : n.formKey) + " (" + akClassName(n.cls) + ")";
+  return (n.formKey.empty() ? std::string("(no form_key)") : n.formKey) + " (" +
+         akClassName(n.cls) + ")";
 }
 
 // Sets n's capacity to `cap` if that is lower than what it has, remembering the buffer
@@ -31,9 +32,21 @@ int64_t element(Dtype dtype, const void* base, uint64_t i) {
   switch (dtype) {
     case Dtype::I8: return static_cast<int8_t>(p[i]);
     case Dtype::U8: return p[i];
-    case Dtype::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case Dtype::U32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    default: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return v; }
+    case Dtype::I32: {
+      int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case Dtype::U32: {
+      uint32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
   }
 }
 
@@ -46,15 +59,17 @@ uint64_t elementOffset(const AkBuffer& b, uint64_t i) {
 // elements that exist in the buffer.
 Error checkRead(const AkForm& form, uint32_t node, AkClass cls, uint64_t first, uint64_t count) {
   if (!form.checked || node >= form.nodes.size() || form.nodes[node].cls != cls)
-    return makeError(ErrorCode::AwkwardInvalidForm, 0,
-                     std::string("awkward: node ") + decimal(node) + " is not a checked " + akClassName(cls));
+    return makeError(
+        ErrorCode::AwkwardInvalidForm, 0,
+        std::string("awkward: node ") + decimal(node) + " is not a checked " + akClassName(cls));
   for (uint32_t b : form.nodes[node].buffers) {
     if (b == kAkNone) continue;
     const AkBuffer& buf = form.buffers[b];
     if (first > buf.elements || count > buf.elements - first)
       return makeError(ErrorCode::AwkwardOutOfBounds, buf.byteOffset,
-                       "awkward: elements " + decimal(first) + ".." + decimal(first + count) + " of " +
-                           buf.name + " were asked for; it has " + decimal(buf.elements), buf.name);
+                       "awkward: elements " + decimal(first) + ".." + decimal(first + count) +
+                           " of " + buf.name + " were asked for; it has " + decimal(buf.elements),
+                       buf.name);
   }
   return {};
 }
@@ -62,8 +77,9 @@ Error checkRead(const AkForm& form, uint32_t node, AkClass cls, uint64_t first, 
 Error outOfBounds(const AkForm& form, const AkBuffer& b, uint64_t i, int64_t value,
                   const std::string& bound) {
   return makeError(ErrorCode::AwkwardOutOfBounds, elementOffset(b, i),
-                   "awkward " + label(form.nodes[b.node]) + ": " + b.name + "[" + decimal(i) + "] = " +
-                       decimal(value) + " is outside " + bound, b.name);
+                   "awkward " + label(form.nodes[b.node]) + ": " + b.name + "[" + decimal(i) +
+                       "] = " + decimal(value) + " is outside " + bound,
+                   b.name);
 }
 
 std::string contentBound(const AkForm& form, uint32_t content) {
@@ -77,12 +93,15 @@ Error checkAkBuffers(AkForm& form) {
   form.checked = false;
   for (AkBuffer& b : form.buffers) {
     if (!b.found)
-      return makeError(ErrorCode::AwkwardMissingBuffer, 8,
-                       "awkward " + label(form.nodes[b.node]) + ": the file has no tensor \"" + b.name + "\"", b.name);
+      return makeError(
+          ErrorCode::AwkwardMissingBuffer, 8,
+          "awkward " + label(form.nodes[b.node]) + ": the file has no tensor \"" + b.name + "\"",
+          b.name);
     if (b.fileDtype != b.dtype)
       return makeError(ErrorCode::AwkwardDtypeMismatch, b.byteOffset,
-                       "awkward " + label(form.nodes[b.node]) + ": " + b.name + " is " + dtypeName(b.fileDtype) +
-                           ", the form says " + dtypeName(b.dtype), b.name);
+                       "awkward " + label(form.nodes[b.node]) + ": " + b.name + " is " +
+                           dtypeName(b.fileDtype) + ", the form says " + dtypeName(b.dtype),
+                       b.name);
   }
   // Contents come after their node in preorder: walking backwards sees every content first.
   for (size_t k = form.nodes.size(); k-- > 0;) {
@@ -110,7 +129,9 @@ Error checkAkBuffers(AkForm& form) {
         // Even an empty list array has offsets[0]: awkward reads length + 1 offsets.
         if (b0->elements == 0)
           return makeError(ErrorCode::AwkwardBufferTooShort, b0->byteOffset,
-                           "awkward " + label(n) + ": " + b0->name + " is empty; offsets have at least one element", b0->name);
+                           "awkward " + label(n) + ": " + b0->name +
+                               " is empty; offsets have at least one element",
+                           b0->name);
         limit(n, b0->elements - 1, n.buffers[0]);
         break;
       case AkClass::ListArray:
@@ -143,9 +164,11 @@ Error checkAkBuffers(AkForm& form) {
                            " but an EmptyArray in its form can hold no entries");
     const AkBuffer& b = form.buffers[root.limitedBy];
     return makeError(ErrorCode::AwkwardBufferTooShort, b.byteOffset,
-                     "awkward: the array's length is " + decimal(form.length) + " but " + b.name + " has " +
-                         decimal(b.elements) + " elements, enough for " + decimal(form.nodes[b.node].capacity) +
-                         " entries of " + label(form.nodes[b.node]), b.name);
+                     "awkward: the array's length is " + decimal(form.length) + " but " + b.name +
+                         " has " + decimal(b.elements) + " elements, enough for " +
+                         decimal(form.nodes[b.node].capacity) + " entries of " +
+                         label(form.nodes[b.node]),
+                     b.name);
   }
   form.checked = true;
   return {};
@@ -164,8 +187,9 @@ Error checkAkOffsets(const AkForm& form, uint32_t node, const void* offsets, uin
       return outOfBounds(form, b, first + i, v, contentBound(form, n.contents[0]));
     if (i > 0 && v < previous)
       return makeError(ErrorCode::AwkwardDecreasingOffsets, elementOffset(b, first + i),
-                       "awkward " + label(n) + ": " + b.name + "[" + decimal(first + i) + "] = " + decimal(v) +
-                           " is less than the offset before it, " + decimal(previous), b.name);
+                       "awkward " + label(n) + ": " + b.name + "[" + decimal(first + i) + "] = " +
+                           decimal(v) + " is less than the offset before it, " + decimal(previous),
+                       b.name);
     previous = v;
   }
   return {};
@@ -183,10 +207,13 @@ Error checkAkLists(const AkForm& form, uint32_t node, const void* starts, const 
     int64_t stop = element(bStops.dtype, stops, i);
     if (stop < start)
       return makeError(ErrorCode::AwkwardDecreasingOffsets, elementOffset(bStops, first + i),
-                       "awkward " + label(n) + ": " + bStops.name + "[" + decimal(first + i) + "] = " + decimal(stop) +
-                           " is less than " + bStarts.name + "[" + decimal(first + i) + "] = " + decimal(start), bStops.name);
+                       "awkward " + label(n) + ": " + bStops.name + "[" + decimal(first + i) +
+                           "] = " + decimal(stop) + " is less than " + bStarts.name + "[" +
+                           decimal(first + i) + "] = " + decimal(start),
+                       bStops.name);
     if (start == stop) continue;  // an empty list points nowhere: awkward ignores its positions
-    if (start < 0) return outOfBounds(form, bStarts, first + i, start, contentBound(form, n.contents[0]));
+    if (start < 0)
+      return outOfBounds(form, bStarts, first + i, start, contentBound(form, n.contents[0]));
     if (static_cast<uint64_t>(stop) > cap)
       return outOfBounds(form, bStops, first + i, stop, contentBound(form, n.contents[0]));
   }
@@ -195,8 +222,10 @@ Error checkAkLists(const AkForm& form, uint32_t node, const void* starts, const 
 
 Error checkAkIndex(const AkForm& form, uint32_t node, const void* index, uint64_t first,
                    uint64_t count) {
-  const bool option = node < form.nodes.size() && form.nodes[node].cls == AkClass::IndexedOptionArray;
-  if (Error e = checkRead(form, node, option ? AkClass::IndexedOptionArray : AkClass::IndexedArray, first, count))
+  const bool option =
+      node < form.nodes.size() && form.nodes[node].cls == AkClass::IndexedOptionArray;
+  if (Error e = checkRead(form, node, option ? AkClass::IndexedOptionArray : AkClass::IndexedArray,
+                          first, count))
     return e;
   const AkNode& n = form.nodes[node];
   const AkBuffer& b = form.buffers[n.buffers[0]];
@@ -229,8 +258,8 @@ Error checkAkUnion(const AkForm& form, uint32_t node, const void* tags, const vo
     int64_t v = element(bIndex.dtype, index, i);
     if (v < 0 || static_cast<uint64_t>(v) >= c.capacity)
       return outOfBounds(form, bIndex, first + i, v,
-                         "[0, " + decimal(c.capacity) + "), the entries of content " + decimal(tag) +
-                             ", " + label(c));
+                         "[0, " + decimal(c.capacity) + "), the entries of content " +
+                             decimal(tag) + ", " + label(c));
   }
   return {};
 }

@@ -51,10 +51,10 @@ struct PrimitiveName {
 };
 
 constexpr PrimitiveName kPrimitives[] = {
-    {"bool", Dtype::BOOL},     {"int8", Dtype::I8},       {"uint8", Dtype::U8},
-    {"int16", Dtype::I16},     {"uint16", Dtype::U16},    {"int32", Dtype::I32},
-    {"uint32", Dtype::U32},    {"int64", Dtype::I64},     {"uint64", Dtype::U64},
-    {"float16", Dtype::F16},   {"float32", Dtype::F32},   {"float64", Dtype::F64},
+    {"bool", Dtype::BOOL},     {"int8", Dtype::I8},     {"uint8", Dtype::U8},
+    {"int16", Dtype::I16},     {"uint16", Dtype::U16},  {"int32", Dtype::I32},
+    {"uint32", Dtype::U32},    {"int64", Dtype::I64},   {"uint64", Dtype::U64},
+    {"float16", Dtype::F16},   {"float32", Dtype::F32}, {"float64", Dtype::F64},
     {"complex64", Dtype::C64},
 };
 
@@ -69,9 +69,15 @@ bool isUnsupportedPrimitive(const std::string& p) {
 enum : unsigned { kI8 = 1, kU8 = 2, kI32 = 4, kU32 = 8, kI64 = 16 };
 
 bool parseIndexType(std::string_view text, unsigned allowed, Dtype& out) {
-  struct Row { const char* name; unsigned bit; Dtype dtype; };
-  static constexpr Row rows[] = {{"i8", kI8, Dtype::I8}, {"u8", kU8, Dtype::U8},
-                                 {"i32", kI32, Dtype::I32}, {"u32", kU32, Dtype::U32},
+  struct Row {
+    const char* name;
+    unsigned bit;
+    Dtype dtype;
+  };
+  static constexpr Row rows[] = {{"i8", kI8, Dtype::I8},
+                                 {"u8", kU8, Dtype::U8},
+                                 {"i32", kI32, Dtype::I32},
+                                 {"u32", kU32, Dtype::U32},
                                  {"i64", kI64, Dtype::I64}};
   for (const Row& r : rows) {
     if (text == r.name && (allowed & r.bit)) {
@@ -97,7 +103,8 @@ class FormParser {
   uint32_t node(size_t j, const std::string& path) {
     const uint32_t self = static_cast<uint32_t>(out_.nodes.size());
     out_.nodes.emplace_back();
-    if (is(j, JKind::String)) {  // "int64" is short for {"class": "NumpyArray", "primitive": "int64"}
+    if (is(j,
+           JKind::String)) {  // "int64" is short for {"class": "NumpyArray", "primitive": "int64"}
       out_.nodes[self].cls = AkClass::NumpyArray;
       out_.nodes[self].parameters = "{}";
       return primitive(self, std::string(json_.text(j)), path) ? self : kAkNone;
@@ -137,8 +144,8 @@ class FormParser {
         break;
       case AkClass::UnmaskedArray: ok = content(self, j, path); break;
       case AkClass::UnionArray:
-        ok = buffer(self, j, path, "tags", kI8) && buffer(self, j, path, "index", kI32 | kU32 | kI64) &&
-             unionContents(self, j, path);
+        ok = buffer(self, j, path, "tags", kI8) &&
+             buffer(self, j, path, "index", kI32 | kU32 | kI64) && unionContents(self, j, path);
         break;
     }
     return ok && canonical(self, path) ? self : kAkNone;
@@ -213,10 +220,12 @@ class FormParser {
     if (!is(inner, JKind::Array)) return fail(path, "has an \"inner_shape\" that is not an array");
     AkNode& n = out_.nodes[self];
     for (size_t d : json_.items(inner)) {
-      if (!is(d, JKind::Unsigned)) return fail(path, "has an inner_shape entry that is not a non-negative integer");
+      if (!is(d, JKind::Unsigned))
+        return fail(path, "has an inner_shape entry that is not a non-negative integer");
       uint64_t v = json_.nodes[d].v.u;
       n.innerShape.push_back(v);
-      if (v != 0 && n.innerSize > UINT64_MAX / v) return fail(path, "has an inner_shape whose product overflows 64 bits");
+      if (v != 0 && n.innerSize > UINT64_MAX / v)
+        return fail(path, "has an inner_shape whose product overflows 64 bits");
       n.innerSize *= v;
     }
     return true;
@@ -224,7 +233,8 @@ class FormParser {
 
   bool regular(uint32_t self, size_t j, const std::string& path) {
     size_t size = find(j, "size");
-    if (!is(size, JKind::Unsigned)) return fail(path, "has no \"size\" that is a non-negative integer");
+    if (!is(size, JKind::Unsigned))
+      return fail(path, "has no \"size\" that is a non-negative integer");
     out_.nodes[self].size = json_.nodes[size].v.u;
     return content(self, j, path);
   }
@@ -242,7 +252,8 @@ class FormParser {
     size_t v = find(j, attribute);
     Dtype dtype;
     if (!is(v, JKind::String) || !parseIndexType(json_.text(v), allowed, dtype))
-      return fail(path, std::string("has no valid \"") + attribute + "\" (" + allowedNames(allowed) + ")");
+      return fail(
+          path, std::string("has no valid \"") + attribute + "\" (" + allowedNames(allowed) + ")");
     return addBuffer(self, attribute, dtype, path);
   }
 
@@ -288,7 +299,8 @@ class FormParser {
     std::vector<std::string> names;
     bool tuple = true;
     if (fields != kNoValue && !is(fields, JKind::Null)) {
-      if (!is(fields, JKind::Array)) return fail(path, "has \"fields\" that is neither an array nor null");
+      if (!is(fields, JKind::Array))
+        return fail(path, "has \"fields\" that is neither an array nor null");
       for (size_t f : json_.items(fields)) {
         if (!is(f, JKind::String)) return fail(path, "has a field name that is not a string");
         names.emplace_back(json_.text(f));
@@ -308,8 +320,8 @@ class FormParser {
       return fail(path, "has \"contents\" that is not an array");
     }
     if (!tuple && names.size() != children.size())
-      return fail(path, "has " + decimal(names.size()) + " fields but " +
-                            decimal(children.size()) + " contents");
+      return fail(path, "has " + decimal(names.size()) + " fields but " + decimal(children.size()) +
+                            " contents");
     std::set<std::string> seen;
     for (const std::string& name : names)
       if (!seen.insert(name).second) return fail(path, "has the field \"" + name + "\" twice");
@@ -350,7 +362,8 @@ class FormParser {
       if (isOptionLike(c.cls) || c.cls == AkClass::IndexedArray ||
           (c.cls == AkClass::UnionArray && !categorical))
         return fail(path, std::string("is a ") + akClassName(n.cls) + " whose content is a " +
-                              akClassName(c.cls) + " (awkward forbids option, indexed or union content here)");
+                              akClassName(c.cls) +
+                              " (awkward forbids option, indexed or union content here)");
     }
     if (n.cls == AkClass::UnionArray) {
       for (uint32_t c : n.contents)
@@ -358,12 +371,16 @@ class FormParser {
           return fail(path, "is a UnionArray with a UnionArray among its contents");
     }
     if (n.array == "string" || n.array == "bytestring") {
-      if (n.cls != AkClass::ListOffsetArray && n.cls != AkClass::ListArray && n.cls != AkClass::RegularArray)
+      if (n.cls != AkClass::ListOffsetArray && n.cls != AkClass::ListArray &&
+          n.cls != AkClass::RegularArray)
         return fail(path, "has __array__ \"" + n.array + "\" but is not a list type");
       const AkNode& c = out_.nodes[n.contents[0]];
       const char* inner = n.array == "string" ? "char" : "byte";
-      if (c.cls != AkClass::NumpyArray || c.primitive != "uint8" || !c.innerShape.empty() || c.array != inner)
-        return fail(path, "has __array__ \"" + n.array + "\" but its content is not a uint8 NumpyArray with __array__ \"" + inner + "\"");
+      if (c.cls != AkClass::NumpyArray || c.primitive != "uint8" || !c.innerShape.empty() ||
+          c.array != inner)
+        return fail(path, "has __array__ \"" + n.array +
+                              "\" but its content is not a uint8 NumpyArray with __array__ \"" +
+                              inner + "\"");
     }
     if ((n.array == "char" || n.array == "byte") &&
         (n.cls != AkClass::NumpyArray || n.primitive != "uint8"))
@@ -407,8 +424,9 @@ const char* akClassName(AkClass cls) {
 Error parseAkForm(std::string_view form, std::string_view length, AkForm& out) {
   out = AkForm{};
   if (!parseLength(length, out.length))
-    return makeError(ErrorCode::AwkwardInvalidMetadata, 8,
-                     "awkward metadata: length \"" + std::string(length) + "\" is not a decimal integer");
+    return makeError(
+        ErrorCode::AwkwardInvalidMetadata, 8,
+        "awkward metadata: length \"" + std::string(length) + "\" is not a decimal integer");
   if (out.length > kAkMaxLength)
     return makeError(ErrorCode::AwkwardInvalidMetadata, 8,
                      "awkward metadata: length " + std::string(length) + " is over 2^53 - 1");
@@ -419,8 +437,7 @@ Error parseAkForm(std::string_view form, std::string_view length, AkForm& out) {
     case JsonTree::Status::TooDeep:
       return makeError(ErrorCode::AwkwardInvalidForm, 8,
                        "awkward form: JSON nested deeper than " + decimal(kAkMaxJsonDepth));
-    case JsonTree::Status::Ok:
-      break;
+    case JsonTree::Status::Ok: break;
   }
   FormParser parser(json, out);
   if (parser.node(0, "root") == kAkNone) {

@@ -24,25 +24,35 @@ static_assert(sizeof(uintptr_t) == 4, "wasm32: addresses and ParsedFile::tables 
 namespace {
 
 template <class T>
-uintptr_t create() { return reinterpret_cast<uintptr_t>(new T()); }
+uintptr_t create() {
+  return reinterpret_cast<uintptr_t>(new T());
+}
 
 template <class T>
-void destroy(uintptr_t handle) { delete reinterpret_cast<T*>(handle); }
+void destroy(uintptr_t handle) {
+  delete reinterpret_cast<T*>(handle);
+}
 
 // Method<&T::m>::call(handle, args...) calls m on the object at handle.
 template <auto method>
 struct Method;
 template <class T, class R, class... Args, R (T::*method)(Args...)>
 struct Method<method> {
-  static R call(uintptr_t handle, Args... args) { return (reinterpret_cast<T*>(handle)->*method)(args...); }
+  static R call(uintptr_t handle, Args... args) {
+    return (reinterpret_cast<T*>(handle)->*method)(args...);
+  }
 };
 template <class T, class R, class... Args, R (T::*method)(Args...) const>
 struct Method<method> {
-  static R call(uintptr_t handle, Args... args) { return (reinterpret_cast<const T*>(handle)->*method)(args...); }
+  static R call(uintptr_t handle, Args... args) {
+    return (reinterpret_cast<const T*>(handle)->*method)(args...);
+  }
 };
 
 template <auto method>
-void bindMethod(const char* name) { function(name, &Method<method>::call); }
+void bindMethod(const char* name) {
+  function(name, &Method<method>::call);
+}
 
 template <class T>
 void bindLifetime(const char* createName, const char* deleteName) {
@@ -64,14 +74,17 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   function("layout", &st::layoutJson);
 
   // Bytes the allocator has handed out and not taken back: the tests' leak check.
-  function("heapInUse", +[]() -> double {
-    return double(emmalloc_dynamic_heap_size() - emmalloc_free_dynamic_memory());
-  });
+  function(
+      "heapInUse", +[]() -> double {
+        return double(emmalloc_dynamic_heap_size() - emmalloc_free_dynamic_memory());
+      });
 
   // The wasm memcpy that bench/convert.js measures the conversions against.
-  function("copyBytes", +[](uintptr_t dst, uintptr_t src, double n) {
-    std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), static_cast<size_t>(n));
-  });
+  function(
+      "copyBytes", +[](uintptr_t dst, uintptr_t src, double n) {
+        std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src),
+                    static_cast<size_t>(n));
+      });
 
   function("toFloat32", &st::toFloat32At);
   function("float32ToHalf", &st::float32ToHalfAt);

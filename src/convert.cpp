@@ -178,17 +178,24 @@ void decodeF4(const uint8_t* src, size_t n, float* dst) {
     // Element 2k is byte k's low nibble, element 2k + 1 its high one.
     const v128_t codes[2] = {
         wasm_i8x16_shuffle(low, high, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
-        wasm_i8x16_shuffle(low, high, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)};
+        wasm_i8x16_shuffle(low, high, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15,
+                           31)};
     float* out = dst + 2 * i;
     for (const v128_t c : codes) {
       const v128_t b3 = wasm_i8x16_swizzle(byte3, c), b2 = wasm_i8x16_swizzle(byte2, c);
       // (byte 2, byte 3) pairs of 8 values, then each pair under two zero bytes.
-      const v128_t pairs03 = wasm_i8x16_shuffle(b2, b3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      const v128_t pairs47 = wasm_i8x16_shuffle(b2, b3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      wasm_v128_store(out, wasm_i8x16_shuffle(zero, pairs03, 0, 0, 16, 17, 0, 0, 18, 19, 0, 0, 20, 21, 0, 0, 22, 23));
-      wasm_v128_store(out + 4, wasm_i8x16_shuffle(zero, pairs03, 0, 0, 24, 25, 0, 0, 26, 27, 0, 0, 28, 29, 0, 0, 30, 31));
-      wasm_v128_store(out + 8, wasm_i8x16_shuffle(zero, pairs47, 0, 0, 16, 17, 0, 0, 18, 19, 0, 0, 20, 21, 0, 0, 22, 23));
-      wasm_v128_store(out + 12, wasm_i8x16_shuffle(zero, pairs47, 0, 0, 24, 25, 0, 0, 26, 27, 0, 0, 28, 29, 0, 0, 30, 31));
+      const v128_t pairs03 =
+          wasm_i8x16_shuffle(b2, b3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t pairs47 =
+          wasm_i8x16_shuffle(b2, b3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      wasm_v128_store(out, wasm_i8x16_shuffle(zero, pairs03, 0, 0, 16, 17, 0, 0, 18, 19, 0, 0, 20,
+                                              21, 0, 0, 22, 23));
+      wasm_v128_store(out + 4, wasm_i8x16_shuffle(zero, pairs03, 0, 0, 24, 25, 0, 0, 26, 27, 0, 0,
+                                                  28, 29, 0, 0, 30, 31));
+      wasm_v128_store(out + 8, wasm_i8x16_shuffle(zero, pairs47, 0, 0, 16, 17, 0, 0, 18, 19, 0, 0,
+                                                  20, 21, 0, 0, 22, 23));
+      wasm_v128_store(out + 12, wasm_i8x16_shuffle(zero, pairs47, 0, 0, 24, 25, 0, 0, 26, 27, 0, 0,
+                                                   28, 29, 0, 0, 30, 31));
       out += 16;
     }
   }
@@ -209,7 +216,8 @@ inline v128_t f16HighToF32x4(v128_t high) {
   const v128_t shifted = wasm_u32x4_shr(wasm_i32x4_shl(high, 1), 4);  // exponent and mantissa << 13
   const v128_t scaled = wasm_f32x4_mul(shifted, wasm_f32x4_splat(0x1p112f));
   const v128_t isSpecial = wasm_f32x4_ge(scaled, wasm_f32x4_splat(65536.0f));
-  return wasm_v128_or(wasm_v128_or(scaled, sign), wasm_v128_and(isSpecial, wasm_i32x4_splat(0x7F800000)));
+  return wasm_v128_or(wasm_v128_or(scaled, sign),
+                      wasm_v128_and(isSpecial, wasm_i32x4_splat(0x7F800000)));
 }
 
 inline v128_t f16ToF32x4(v128_t h) { return f16HighToF32x4(wasm_i32x4_shl(h, 16)); }
@@ -218,9 +226,11 @@ inline v128_t f16ToF32x4(v128_t h) { return f16HighToF32x4(wasm_i32x4_shl(h, 16)
 inline v128_t e4m3ToF32x4(v128_t b) {
   const v128_t sign = wasm_i32x4_shl(wasm_u32x4_shr(b, 7), 31);
   const v128_t em = wasm_v128_and(b, wasm_i32x4_splat(0x7F));
-  const v128_t magnitude = wasm_f32x4_mul(f16ToF32x4(wasm_i32x4_shl(em, 7)), wasm_f32x4_splat(256.0f));
+  const v128_t magnitude =
+      wasm_f32x4_mul(f16ToF32x4(wasm_i32x4_shl(em, 7)), wasm_f32x4_splat(256.0f));
   const v128_t nan = wasm_i32x4_eq(em, wasm_i32x4_splat(0x7F));
-  return wasm_v128_or(sign, wasm_v128_bitselect(wasm_i32x4_splat(static_cast<int32_t>(kQuietNan)), magnitude, nan));
+  return wasm_v128_or(
+      sign, wasm_v128_bitselect(wasm_i32x4_splat(static_cast<int32_t>(kQuietNan)), magnitude, nan));
 }
 
 // Widens 16 bytes (8-bit codes) to four vectors of 32-bit lanes and stores decode() of each.
@@ -242,7 +252,8 @@ void decodeF16(const uint8_t* src, size_t n, float* dst) {
     // Interleaving with zeros puts each F16 in the top half of a 32-bit lane in one shuffle.
     const v128_t h = wasm_v128_load(src + 2 * i), zero = wasm_i32x4_splat(0);
     wasm_v128_store(dst + i, f16HighToF32x4(wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11)));
-    wasm_v128_store(dst + i + 4, f16HighToF32x4(wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15)));
+    wasm_v128_store(dst + i + 4,
+                    f16HighToF32x4(wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15)));
   }
 #endif
   decodeEach<2>(src + 2 * i, n - i, dst + i,
@@ -266,7 +277,8 @@ void decodeE4M3(const uint8_t* src, size_t n, float* dst) {
 #if defined(__wasm_simd128__)
   for (; i + 16 <= n; i += 16) decodeBytesX16(src + i, dst + i, e4m3ToF32x4);
 #endif
-  decodeEach<1>(src + i, n - i, dst + i, [](const uint8_t* p) { return bitsFloat(e4m3ToF32Bits(*p)); });
+  decodeEach<1>(src + i, n - i, dst + i,
+                [](const uint8_t* p) { return bitsFloat(e4m3ToF32Bits(*p)); });
 }
 
 void decodeBf16(const uint8_t* src, size_t n, float* dst) {
@@ -304,66 +316,29 @@ bool toFloat32(Dtype dtype, const uint8_t* src, uint64_t elements, float* dst) {
     case Dtype::BOOL:
       decodeEach<1>(src, n, dst, [](const uint8_t* p) { return *p != 0 ? 1.0f : 0.0f; });
       break;
-    case Dtype::F4:
-      decodeF4(src, n, dst);
-      break;
-    case Dtype::U8:
-      decodeCast<uint8_t>(src, n, dst);
-      break;
-    case Dtype::I8:
-      decodeCast<int8_t>(src, n, dst);
-      break;
-    case Dtype::F8_E5M2:
-      decodeE5M2(src, n, dst);
-      break;
-    case Dtype::F8_E4M3:
-      decodeE4M3(src, n, dst);
-      break;
+    case Dtype::F4: decodeF4(src, n, dst); break;
+    case Dtype::U8: decodeCast<uint8_t>(src, n, dst); break;
+    case Dtype::I8: decodeCast<int8_t>(src, n, dst); break;
+    case Dtype::F8_E5M2: decodeE5M2(src, n, dst); break;
+    case Dtype::F8_E4M3: decodeE4M3(src, n, dst); break;
     case Dtype::F8_E8M0:
       decodeEach<1>(src, n, dst, [](const uint8_t* p) { return bitsFloat(e8m0ToF32Bits(*p)); });
       break;
-    case Dtype::F8_E4M3FNUZ:
-      decodeTable(src, n, dst, kE4M3Fnuz);
-      break;
-    case Dtype::F8_E5M2FNUZ:
-      decodeTable(src, n, dst, kE5M2Fnuz);
-      break;
-    case Dtype::I16:
-      decodeCast<int16_t>(src, n, dst);
-      break;
-    case Dtype::U16:
-      decodeCast<uint16_t>(src, n, dst);
-      break;
-    case Dtype::F16:
-      decodeF16(src, n, dst);
-      break;
-    case Dtype::BF16:
-      decodeBf16(src, n, dst);
-      break;
-    case Dtype::I32:
-      decodeCast<int32_t>(src, n, dst);
-      break;
-    case Dtype::U32:
-      decodeCast<uint32_t>(src, n, dst);
-      break;
-    case Dtype::F32:
-      std::memcpy(dst, src, n * 4);
-      break;
-    case Dtype::C64:
-      std::memcpy(dst, src, n * 8);
-      break;
-    case Dtype::F64:
-      decodeCast<double>(src, n, dst);
-      break;
-    case Dtype::I64:
-      decodeCast<int64_t>(src, n, dst);
-      break;
-    case Dtype::U64:
-      decodeCast<uint64_t>(src, n, dst);
-      break;
+    case Dtype::F8_E4M3FNUZ: decodeTable(src, n, dst, kE4M3Fnuz); break;
+    case Dtype::F8_E5M2FNUZ: decodeTable(src, n, dst, kE5M2Fnuz); break;
+    case Dtype::I16: decodeCast<int16_t>(src, n, dst); break;
+    case Dtype::U16: decodeCast<uint16_t>(src, n, dst); break;
+    case Dtype::F16: decodeF16(src, n, dst); break;
+    case Dtype::BF16: decodeBf16(src, n, dst); break;
+    case Dtype::I32: decodeCast<int32_t>(src, n, dst); break;
+    case Dtype::U32: decodeCast<uint32_t>(src, n, dst); break;
+    case Dtype::F32: std::memcpy(dst, src, n * 4); break;
+    case Dtype::C64: std::memcpy(dst, src, n * 8); break;
+    case Dtype::F64: decodeCast<double>(src, n, dst); break;
+    case Dtype::I64: decodeCast<int64_t>(src, n, dst); break;
+    case Dtype::U64: decodeCast<uint64_t>(src, n, dst); break;
     case Dtype::F6_E2M3:
-    case Dtype::F6_E3M2:
-      return false;
+    case Dtype::F6_E3M2: return false;
   }
   return true;
 }

@@ -26,14 +26,14 @@ enum class ErrorCode : uint8_t {
   SliceOutOfRange,
   InvalidSlice,  // start > stop, or an index spec that does not parse
   // Awkward arrays (awkward.hpp).
-  AwkwardInvalidMetadata,   // "form" or "length" missing, or length not a decimal integer
-  AwkwardInvalidForm,       // the form is not JSON or breaks awkward's form rules
-  AwkwardUnsupportedType,   // a valid form this reader cannot serve (complex128, datetime64...)
-  AwkwardMissingBuffer,     // a buffer the form names is not in the file
-  AwkwardDtypeMismatch,     // a buffer's dtype differs from the form's
-  AwkwardBufferTooShort,    // a buffer holds fewer elements than the length requires
-  AwkwardDecreasingOffsets, // offsets decrease, or a list's stop is before its start
-  AwkwardOutOfBounds,       // an offset, start, stop, index or tag points outside its content
+  AwkwardInvalidMetadata,    // "form" or "length" missing, or length not a decimal integer
+  AwkwardInvalidForm,        // the form is not JSON or breaks awkward's form rules
+  AwkwardUnsupportedType,    // a valid form this reader cannot serve (complex128, datetime64...)
+  AwkwardMissingBuffer,      // a buffer the form names is not in the file
+  AwkwardDtypeMismatch,      // a buffer's dtype differs from the form's
+  AwkwardBufferTooShort,     // a buffer holds fewer elements than the length requires
+  AwkwardDecreasingOffsets,  // offsets decrease, or a list's stop is before its start
+  AwkwardOutOfBounds,        // an offset, start, stop, index or tag points outside its content
 };
 
 const char* errorCodeName(ErrorCode code);

@@ -26,7 +26,8 @@ std::string offsetsText(const TensorInfo& t) {
 // Up to the first 8 bytes of a name, packed little-endian into an integer.
 constexpr uint64_t packName(const char* s, size_t length) {
   uint64_t key = 0;
-  for (size_t i = 0; i < length && i < 8; ++i) key |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
+  for (size_t i = 0; i < length && i < 8; ++i)
+    key |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
   return key;
 }
 
@@ -158,7 +159,8 @@ class SimpleHeaderScanner {
     uint64_t w;
     std::memcpy(&w, q, 8);
     const uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
-    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | ((w - ones * 0x20) & ~w)) &
+    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) |
+            ((w - ones * 0x20) & ~w)) &
            highs;
   }
 
@@ -298,7 +300,8 @@ Error checkDuplicates(Header& h, uint64_t headerStart) {
   h.byName = orderByName(h.tensors.size(), tensorName, &h);
   if (findRepeat(h.byName, tensorName, &h, repeated))
     return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
-                     "duplicate tensor name \"" + std::string(repeated) + "\"", std::string(repeated));
+                     "duplicate tensor name \"" + std::string(repeated) + "\"",
+                     std::string(repeated));
   if (findRepeat(orderByName(h.metadata.size(), metadataKey, &h), metadataKey, &h, repeated))
     return makeError(ErrorCode::InvalidHeaderDeserialization, headerStart,
                      "duplicate metadata key \"" + std::string(repeated) + "\"");
@@ -314,11 +317,13 @@ Error validateLayout(const Header& h) {
     const auto tensorName = [&h, &t] { return std::string(h.name(t)); };
     if (t.begin != expected || t.end < t.begin) {
       std::string why = t.begin != expected
-                            ? "begins at " + decimal(t.begin) + ", expected " +
-                                  decimal(expected) + " (tensors must tile the data buffer)"
+                            ? "begins at " + decimal(t.begin) + ", expected " + decimal(expected) +
+                                  " (tensors must tile the data buffer)"
                             : "ends before it begins";
-      return makeError(ErrorCode::InvalidOffset, saturatingAdd(base, t.begin),
-                       "tensor \"" + tensorName() + "\" data_offsets " + offsetsText(t) + ": " + why, tensorName());
+      return makeError(
+          ErrorCode::InvalidOffset, saturatingAdd(base, t.begin),
+          "tensor \"" + tensorName() + "\" data_offsets " + offsetsText(t) + ": " + why,
+          tensorName());
     }
     expected = t.end;
     uint64_t elements = 1;
@@ -326,22 +331,27 @@ Error validateLayout(const Header& h) {
       if (!checkedMul(elements, h.shape(t)[i], elements))
         return makeError(ErrorCode::ValidationOverflow, saturatingAdd(base, t.begin),
                          "tensor \"" + tensorName() + "\" shape " + shapeText(h.shape(t), t.rank) +
-                             ": element count overflows 64 bits", tensorName());
+                             ": element count overflows 64 bits",
+                         tensorName());
     uint64_t bits = 0;
     if (!checkedMul(elements, dtypeBits(t.dtype), bits))
       return makeError(ErrorCode::ValidationOverflow, saturatingAdd(base, t.begin),
                        "tensor \"" + tensorName() + "\" " + decimal(elements) + " elements of " +
-                           dtypeName(t.dtype) + ": bit count overflows 64 bits", tensorName());
+                           dtypeName(t.dtype) + ": bit count overflows 64 bits",
+                       tensorName());
     if (bits % 8 != 0)
       return makeError(ErrorCode::MisalignedSlice, saturatingAdd(base, t.begin),
                        "tensor \"" + tensorName() + "\" " + decimal(elements) + " elements of " +
                            dtypeName(t.dtype) + " are " + decimal(bits) +
-                           " bits, not a whole number of bytes", tensorName());
+                           " bits, not a whole number of bytes",
+                       tensorName());
     if (t.end - t.begin != bits / 8)
       return makeError(ErrorCode::TensorInvalidInfo, saturatingAdd(base, t.begin),
-                       "tensor \"" + tensorName() + "\" " + dtypeName(t.dtype) + " " + shapeText(h.shape(t), t.rank) +
-                           " needs " + decimal(bits / 8) + " bytes but data_offsets " +
-                           offsetsText(t) + " span " + decimal(t.end - t.begin), tensorName());
+                       "tensor \"" + tensorName() + "\" " + dtypeName(t.dtype) + " " +
+                           shapeText(h.shape(t), t.rank) + " needs " + decimal(bits / 8) +
+                           " bytes but data_offsets " + offsetsText(t) + " span " +
+                           decimal(t.end - t.begin),
+                       tensorName());
   }
   uint64_t dataEnd = base + expected;
   if (dataEnd < base || dataEnd != h.fileLength)
@@ -395,8 +405,9 @@ size_t findInvalidUtf8(const uint8_t* p, size_t n) {
 }
 
 int64_t Header::find(std::string_view wanted) const {
-  auto it = std::lower_bound(byName.begin(), byName.end(), wanted,
-                             [this](uint32_t i, std::string_view w) { return name(tensors[i]) < w; });
+  auto it =
+      std::lower_bound(byName.begin(), byName.end(), wanted,
+                       [this](uint32_t i, std::string_view w) { return name(tensors[i]) < w; });
   if (it == byName.end() || name(tensors[*it]) != wanted) return -1;
   return *it;
 }
@@ -410,9 +421,9 @@ uint64_t Header::elementCount(const TensorInfo& t) const {
 Error readHeaderLength(const uint8_t* prefix, size_t available, uint64_t fileLength,
                        uint64_t& headerLength) {
   if (fileLength < 8)
-    return makeError(ErrorCode::HeaderTooSmall, 0,
-                     "file is " + decimal(fileLength) +
-                         " bytes, shorter than the 8-byte header length");
+    return makeError(
+        ErrorCode::HeaderTooSmall, 0,
+        "file is " + decimal(fileLength) + " bytes, shorter than the 8-byte header length");
   if (available < 8)
     return makeError(ErrorCode::HeaderTooSmall, 0,
                      "only " + decimal(available) + " of the 8 header length bytes were given");
@@ -424,9 +435,8 @@ Error readHeaderLength(const uint8_t* prefix, size_t available, uint64_t fileLen
                          decimal(kMaxHeaderLength) + " bytes");
   if (8 + n > fileLength)  // n <= 1e8: no overflow
     return makeError(ErrorCode::InvalidHeaderLength, 0,
-                     "header of " + decimal(n) + " bytes ends at file byte " +
-                         decimal(8 + n) + " but the file is " + decimal(fileLength) +
-                         " bytes");
+                     "header of " + decimal(n) + " bytes ends at file byte " + decimal(8 + n) +
+                         " but the file is " + decimal(fileLength) + " bytes");
   headerLength = n;
   return {};
 }
@@ -467,9 +477,9 @@ Error parseFile(const uint8_t* bytes, size_t available, uint64_t fileLength, Hea
   uint64_t n = 0;
   if (Error e = readHeaderLength(bytes, available, fileLength, n)) return e;
   if (available - 8 < n)
-    return makeError(ErrorCode::InvalidHeaderLength, 0,
-                     "header of " + decimal(n) + " bytes but only " +
-                         decimal(available - 8) + " were given");
+    return makeError(
+        ErrorCode::InvalidHeaderLength, 0,
+        "header of " + decimal(n) + " bytes but only " + decimal(available - 8) + " were given");
   return parseHeader(bytes + 8, static_cast<size_t>(n), fileLength, out);
 }
 

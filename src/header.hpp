@@ -43,11 +43,11 @@ struct MetadataEntry {
 struct Header {
   uint64_t headerLength = 0;  // N
   uint64_t fileLength = 0;
-  std::string strings;             // names, metadata keys and values, back to back
-  std::vector<uint64_t> dims;      // all shapes, back to back
-  std::vector<TensorInfo> tensors;  // file order: by (begin, end), ties in header order
-  std::vector<uint32_t> byName;     // indices of tensors, sorted by name bytes
-  bool hasMetadata = false;         // false when absent or null
+  std::string strings;                  // names, metadata keys and values, back to back
+  std::vector<uint64_t> dims;           // all shapes, back to back
+  std::vector<TensorInfo> tensors;      // file order: by (begin, end), ties in header order
+  std::vector<uint32_t> byName;         // indices of tensors, sorted by name bytes
+  bool hasMetadata = false;             // false when absent or null
   std::vector<MetadataEntry> metadata;  // header order
 
   uint64_t dataOffset() const { return 8 + headerLength; }

@@ -17,21 +17,21 @@ enum class Field : uint8_t { None, Dtype, Shape, Offsets, Unknown };
 
 // What the next JSON event is expected to be.
 enum class State : uint8_t {
-  Start,          // the top-level object
-  TopKey,         // a tensor name or __metadata__, or the end of the top object
-  MetadataValue,  // the value of __metadata__: an object or null
-  MetadataKey,    // a metadata key or the end of the metadata object
-  MetadataString, // a metadata value: a string
-  EntryValue,     // the value of a tensor name: an object, or [dtype, shape, offsets]
-  EntryKey,       // a field name or the end of the entry object
-  EntrySeq,       // the next element of an array-form entry
-  FieldValue,     // the value of `field`
-  DtypeMapKey,    // {"F32": null}: serde also reads a unit enum variant from a one-key map
+  Start,           // the top-level object
+  TopKey,          // a tensor name or __metadata__, or the end of the top object
+  MetadataValue,   // the value of __metadata__: an object or null
+  MetadataKey,     // a metadata key or the end of the metadata object
+  MetadataString,  // a metadata value: a string
+  EntryValue,      // the value of a tensor name: an object, or [dtype, shape, offsets]
+  EntryKey,        // a field name or the end of the entry object
+  EntrySeq,        // the next element of an array-form entry
+  FieldValue,      // the value of `field`
+  DtypeMapKey,     // {"F32": null}: serde also reads a unit enum variant from a one-key map
   DtypeMapNull,
   DtypeMapEnd,
-  ShapeDim,       // a dimension or the end of the shape array
-  OffsetValue,    // an offset or the end of the data_offsets array
-  Skip,           // inside the value of an unknown field
+  ShapeDim,     // a dimension or the end of the shape array
+  OffsetValue,  // an offset or the end of the data_offsets array
+  Skip,         // inside the value of an unknown field
   Done,
 };
 
@@ -44,11 +44,17 @@ class HeaderHandler final {
 
   bool null() { return scalar(Kind::Null); }
   bool boolean(bool) { return scalar(Kind::Other); }
-  bool number_integer(int64_t) { return atNumber([&] { return scalar(Kind::Negative); }); }
-  bool number_float(double, const std::string&) { return atNumber([&] { return scalar(Kind::Float); }); }
+  bool number_integer(int64_t) {
+    return atNumber([&] { return scalar(Kind::Negative); });
+  }
+  bool number_float(double, const std::string&) {
+    return atNumber([&] { return scalar(Kind::Float); });
+  }
   bool binary(std::vector<uint8_t>&) { return scalar(Kind::Other); }
 
-  bool number_unsigned(uint64_t value) { return atNumber([&] { return unsignedValue(value); }); }
+  bool number_unsigned(uint64_t value) {
+    return atNumber([&] { return unsignedValue(value); });
+  }
 
   bool unsignedValue(uint64_t value) {
     switch (state_) {
@@ -61,8 +67,7 @@ class HeaderHandler final {
         (offsetCount_ == 0 ? current_.begin : current_.end) = value;
         ++offsetCount_;
         return true;
-      default:
-        return scalar(Kind::Unsigned);
+      default: return scalar(Kind::Unsigned);
     }
   }
 
@@ -86,8 +91,7 @@ class HeaderHandler final {
         if (!parseDtype(value.data(), value.size(), current_.dtype))
           return fail("unknown dtype \"" + value + "\"");
         return fieldDone();
-      default:
-        return scalar(Kind::String);
+      default: return scalar(Kind::String);
     }
   }
 
@@ -110,8 +114,8 @@ class HeaderHandler final {
         state_ = State::MetadataString;
         return true;
       case State::EntryKey: {
-        Field f = k == "dtype" ? Field::Dtype
-                  : k == "shape" ? Field::Shape
+        Field f = k == "dtype"          ? Field::Dtype
+                  : k == "shape"        ? Field::Shape
                   : k == "data_offsets" ? Field::Offsets
                                         : Field::Unknown;
         if (f == Field::Unknown) {
@@ -119,7 +123,8 @@ class HeaderHandler final {
             return fail("duplicate field \"" + k + "\" in tensor " + quotedName());
         } else {
           unsigned bit = 1u << static_cast<unsigned>(f);
-          if (fieldsSeen_ & bit) return fail("duplicate field \"" + k + "\" in tensor " + quotedName());
+          if (fieldsSeen_ & bit)
+            return fail("duplicate field \"" + k + "\" in tensor " + quotedName());
           fieldsSeen_ |= bit;
         }
         field_ = f;
@@ -131,26 +136,20 @@ class HeaderHandler final {
           return fail("unknown dtype \"" + k + "\"");
         state_ = State::DtypeMapNull;
         return true;
-      case State::Skip:
-        return true;
-      default:
-        return fail("unexpected key");
+      case State::Skip: return true;
+      default: return fail("unexpected key");
     }
   }
 
   bool start_object(std::size_t) {
     if (++depth_ > kMaxJsonDepth) return fail("JSON nesting deeper than " + decimal(kMaxJsonDepth));
     switch (state_) {
-      case State::Start:
-        state_ = State::TopKey;
-        return true;
+      case State::Start: state_ = State::TopKey; return true;
       case State::MetadataValue:
         out_.hasMetadata = true;
         state_ = State::MetadataKey;
         return true;
-      case State::EntryValue:
-        beginEntry(State::EntryKey);
-        return true;
+      case State::EntryValue: beginEntry(State::EntryKey); return true;
       case State::FieldValue:
         if (field_ == Field::Dtype) {
           state_ = State::DtypeMapKey;
@@ -164,41 +163,28 @@ class HeaderHandler final {
           return true;
         }
         return fail("tensor " + quotedName() + " has an object where an array was expected");
-      case State::Skip:
-        return true;
-      default:
-        return scalar(Kind::Object);
+      case State::Skip: return true;
+      default: return scalar(Kind::Object);
     }
   }
 
   bool end_object() {
     --depth_;
     switch (state_) {
-      case State::TopKey:
-        state_ = State::Done;
-        return true;
-      case State::MetadataKey:
-        state_ = State::TopKey;
-        return true;
-      case State::EntryKey:
-        return finishEntry();
-      case State::DtypeMapKey:
-        return fail("dtype object of tensor " + quotedName() + " is empty");
-      case State::DtypeMapEnd:
-        return fieldDone();
-      case State::Skip:
-        return leaveSkip();
-      default:
-        return fail("unexpected end of object");
+      case State::TopKey: state_ = State::Done; return true;
+      case State::MetadataKey: state_ = State::TopKey; return true;
+      case State::EntryKey: return finishEntry();
+      case State::DtypeMapKey: return fail("dtype object of tensor " + quotedName() + " is empty");
+      case State::DtypeMapEnd: return fieldDone();
+      case State::Skip: return leaveSkip();
+      default: return fail("unexpected end of object");
     }
   }
 
   bool start_array(std::size_t) {
     if (++depth_ > kMaxJsonDepth) return fail("JSON nesting deeper than " + decimal(kMaxJsonDepth));
     switch (state_) {
-      case State::EntryValue:
-        beginEntry(State::EntrySeq);
-        return true;
+      case State::EntryValue: beginEntry(State::EntrySeq); return true;
       case State::FieldValue:
         if (field_ == Field::Shape) {
           state_ = State::ShapeDim;
@@ -224,42 +210,39 @@ class HeaderHandler final {
         }
         return fail("tensor " + quotedName() + " has an array where " +
                     (seqIndex_ == 0 ? "a dtype" : "no further element") + " was expected");
-      case State::Skip:
-        return true;
-      default:
-        return scalar(Kind::Array);
+      case State::Skip: return true;
+      default: return scalar(Kind::Array);
     }
   }
 
   bool end_array() {
     --depth_;
     switch (state_) {
-      case State::ShapeDim:
-        return fieldDone();
+      case State::ShapeDim: return fieldDone();
       case State::OffsetValue:
         if (offsetCount_ != 2)
-          return fail("data_offsets of tensor " + quotedName() + " has " +
-                      decimal(offsetCount_) + " elements, not 2");
+          return fail("data_offsets of tensor " + quotedName() + " has " + decimal(offsetCount_) +
+                      " elements, not 2");
         return fieldDone();
       case State::EntrySeq:
         if (seqIndex_ != 3)
           return fail("tensor " + quotedName() + " is an array of " + decimal(seqIndex_) +
                       " elements, not [dtype, shape, data_offsets]");
         return finishEntry();
-      case State::Skip:
-        return leaveSkip();
-      default:
-        return fail("unexpected end of array");
+      case State::Skip: return leaveSkip();
+      default: return fail("unexpected end of array");
     }
   }
 
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) {
     // position counts the characters the lexer read, and reading the end of input counts as
     // one: clamp to the bytes actually read so the offset never points past the header.
     uint64_t read = static_cast<uint64_t>(*head_ - begin_);
-    if (!error) error = makeError(ErrorCode::InvalidHeaderDeserialization,
-                                  baseOffset_ + std::min<uint64_t>(position, read),
-                                  std::string("header is not valid JSON: ") + ex.what());
+    if (!error)
+      error = makeError(ErrorCode::InvalidHeaderDeserialization,
+                        baseOffset_ + std::min<uint64_t>(position, read),
+                        std::string("header is not valid JSON: ") + ex.what());
     return false;
   }
 
@@ -285,8 +268,7 @@ class HeaderHandler final {
   // A scalar value (or a container in a place where only a scalar may stand).
   bool scalar(Kind kind) {
     switch (state_) {
-      case State::Skip:
-        return true;
+      case State::Skip: return true;
       case State::MetadataValue:
         if (kind == Kind::Null) {
           state_ = State::TopKey;
@@ -319,8 +301,7 @@ class HeaderHandler final {
         return fail("tensor " + quotedName() + " is " + kindName(kind) + ", not an object");
       case State::Start:
         return fail(std::string("header is ") + kindName(kind) + ", not a JSON object");
-      default:
-        return fail(std::string("unexpected ") + kindName(kind));
+      default: return fail(std::string("unexpected ") + kindName(kind));
     }
   }
 
@@ -372,7 +353,8 @@ class HeaderHandler final {
     if (!seq_) {
       for (Field f : {Field::Dtype, Field::Shape, Field::Offsets})
         if (!(fieldsSeen_ & (1u << static_cast<unsigned>(f))))
-          return fail(std::string("tensor ") + quotedName() + " has no \"" + fieldName(f) + "\" field");
+          return fail(std::string("tensor ") + quotedName() + " has no \"" + fieldName(f) +
+                      "\" field");
     }
     out_.tensors.push_back(current_);
     state_ = State::TopKey;

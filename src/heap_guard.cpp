@@ -19,11 +19,11 @@
 #include <emscripten/emmalloc.h>
 #include <emscripten/heap.h>
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <unistd.h>
 
 namespace {
 

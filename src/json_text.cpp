@@ -20,7 +20,10 @@ void appendJsonString(std::string& out, std::string_view s) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default: out += "\\u00"; out += hex[c >> 4]; out += hex[c & 15];
+      default:
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
     }
   }
   out.append(s.data() + run, s.size() - run);

@@ -39,7 +39,8 @@ class TreeBuilder {
       // The lexer writes the C locale's decimal point into the text; JSON's is '.'.
       for (size_t k = n->v.text.at; k < tree_.pool.size(); ++k) {
         char c = tree_.pool[k];
-        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == 'e' || c == 'E')) tree_.pool[k] = '.';
+        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == 'e' || c == 'E'))
+          tree_.pool[k] = '.';
       }
     }
     return true;
@@ -117,8 +118,9 @@ JsonTree::Status JsonTree::parse(std::string_view text, size_t maxDepth, JsonTre
   TreeBuilder builder(out, maxDepth);
   const char* begin = text.data();
   const char* head = begin;
-  nlohmann::json::sax_parse(TrackedIterator{begin, &head}, TrackedIterator{begin + text.size(), &head},
-                            &builder, nlohmann::json::input_format_t::json, true, false);
+  nlohmann::json::sax_parse(TrackedIterator{begin, &head},
+                            TrackedIterator{begin + text.size(), &head}, &builder,
+                            nlohmann::json::input_format_t::json, true, false);
   if (builder.invalid) return Status::Invalid;
   return builder.tooDeep ? Status::TooDeep : Status::Ok;
 }

@@ -24,5 +24,7 @@ extern "C" int snprintf(char* out, size_t n, const char* format, ...) {
 }
 
 extern "C" double strtod(const char* s, char** end) { return st::parseDouble(s, end); }
-extern "C" float strtof(const char* s, char** end) { return static_cast<float>(st::parseDouble(s, end)); }
+extern "C" float strtof(const char* s, char** end) {
+  return static_cast<float>(st::parseDouble(s, end));
+}
 extern "C" long double strtold(const char* s, char** end) { return st::parseDouble(s, end); }

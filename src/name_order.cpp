@@ -38,7 +38,8 @@ struct NamedIndex {
 std::vector<uint32_t> orderByName(size_t n, NameOf name, const void* context) {
   std::vector<NamedIndex> keyed(n);
   for (uint32_t i = 0; i < n; ++i) keyed[i] = {name(context, i), i};
-  mergeSort(keyed, [](const NamedIndex& a, const NamedIndex& b) { return bytesLess(a.name, b.name); });
+  mergeSort(keyed,
+            [](const NamedIndex& a, const NamedIndex& b) { return bytesLess(a.name, b.name); });
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = keyed[i].index;
   return order;

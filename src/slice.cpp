@@ -22,8 +22,8 @@ struct SpecParser {
     std::string found = "the end";
     if (where < spec.size()) {
       unsigned char c = static_cast<unsigned char>(spec[where]);
-      found = c >= 0x20 && c < 0x7F ? "'" + std::string(1, spec[where]) + "'"
-                                    : "byte " + decimal(c);
+      found =
+          c >= 0x20 && c < 0x7F ? "'" + std::string(1, spec[where]) + "'" : "byte " + decimal(c);
     }
     return makeError(ErrorCode::InvalidSlice, 0,
                      "slice spec \"" + std::string(spec) + "\": " + what + ", found " + found +
@@ -166,13 +166,11 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
         end = begin + 1;
       } else {
         if (ix.hasStart && !resolve(ix.start, dim, begin))
-          return fail(
-              ErrorCode::SliceOutOfRange, tensorStart,
-              indexerText(ix) + ": start " + decimal(ix.start) + " is outside" + where());
+          return fail(ErrorCode::SliceOutOfRange, tensorStart,
+                      indexerText(ix) + ": start " + decimal(ix.start) + " is outside" + where());
         if (ix.hasStop && !resolve(ix.stop, dim, end))
-          return fail(
-              ErrorCode::SliceOutOfRange, tensorStart,
-              indexerText(ix) + ": stop " + decimal(ix.stop) + " is outside" + where());
+          return fail(ErrorCode::SliceOutOfRange, tensorStart,
+                      indexerText(ix) + ": stop " + decimal(ix.stop) + " is outside" + where());
         if (begin > end)
           return fail(ErrorCode::InvalidSlice, tensorStart,
                       indexerText(ix) + where() + " resolves to start " + decimal(begin) +

@@ -25,7 +25,8 @@ struct Spec {
   int precision = -1;  // none
 };
 
-void emit(Sink& sink, const Spec& spec, const char* prefix, const char* body, int bodyLength, int zeros) {
+void emit(Sink& sink, const Spec& spec, const char* prefix, const char* body, int bodyLength,
+          int zeros) {
   int prefixLength = 0;
   while (prefix[prefixLength]) ++prefixLength;
   const int total = prefixLength + zeros + bodyLength;
@@ -40,8 +41,8 @@ void emit(Sink& sink, const Spec& spec, const char* prefix, const char* body, in
   if (spec.left) sink.repeat(' ', pad);
 }
 
-void integer(Sink& sink, const Spec& spec, uint64_t magnitude, bool negative, unsigned base, bool upper,
-             bool isSigned, bool pointer) {
+void integer(Sink& sink, const Spec& spec, uint64_t magnitude, bool negative, unsigned base,
+             bool upper, bool isSigned, bool pointer) {
   const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
   char text[24];
   int length = 0;
@@ -78,12 +79,18 @@ int formatTo(char* out, size_t n, const char* format, va_list args) {
     const char* start = p++;
     Spec spec;
     for (;; ++p) {
-      if (*p == '-') spec.left = true;
-      else if (*p == '0') spec.zero = true;
-      else if (*p == '+') spec.plus = true;
-      else if (*p == ' ') spec.space = true;
-      else if (*p == '#') spec.alt = true;
-      else break;
+      if (*p == '-')
+        spec.left = true;
+      else if (*p == '0')
+        spec.zero = true;
+      else if (*p == '+')
+        spec.plus = true;
+      else if (*p == ' ')
+        spec.space = true;
+      else if (*p == '#')
+        spec.alt = true;
+      else
+        break;
     }
     if (*p == '*') {
       spec.width = va_arg(args, int);
@@ -107,13 +114,17 @@ int formatTo(char* out, size_t n, const char* format, va_list args) {
       }
     }
     int size = 0;  // -2 hh, -1 h, 0 int, 1 long, 2 long long / intmax_t, 3 size_t / ptrdiff_t
-    if (*p == 'h') size = *++p == 'h' ? (++p, -2) : -1;
-    else if (*p == 'l') size = *++p == 'l' ? (++p, 2) : 1;
-    else if (*p == 'j') size = (++p, 2);
-    else if (*p == 'z' || *p == 't') size = (++p, 3);
+    if (*p == 'h')
+      size = *++p == 'h' ? (++p, -2) : -1;
+    else if (*p == 'l')
+      size = *++p == 'l' ? (++p, 2) : 1;
+    else if (*p == 'j')
+      size = (++p, 2);
+    else if (*p == 'z' || *p == 't')
+      size = (++p, 3);
     const char c = *p;
     if (c == 'd' || c == 'i') {
-      int64_t v = size == 2 ? va_arg(args, long long)
+      int64_t v = size == 2   ? va_arg(args, long long)
                   : size == 1 ? va_arg(args, long)
                   : size == 3 ? static_cast<int64_t>(va_arg(args, ptrdiff_t))
                               : va_arg(args, int);
@@ -122,7 +133,7 @@ int formatTo(char* out, size_t n, const char* format, va_list args) {
       const uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
       integer(sink, spec, magnitude, v < 0, 10, false, true, false);
     } else if (c == 'u' || c == 'x' || c == 'X' || c == 'o') {
-      uint64_t v = size == 2 ? va_arg(args, unsigned long long)
+      uint64_t v = size == 2   ? va_arg(args, unsigned long long)
                    : size == 1 ? va_arg(args, unsigned long)
                    : size == 3 ? va_arg(args, size_t)
                                : va_arg(args, unsigned);
@@ -130,7 +141,8 @@ int formatTo(char* out, size_t n, const char* format, va_list args) {
       if (size == -1) v = static_cast<unsigned short>(v);
       integer(sink, spec, v, false, c == 'u' ? 10 : c == 'o' ? 8 : 16, c == 'X', false, false);
     } else if (c == 'p') {
-      integer(sink, spec, reinterpret_cast<uintptr_t>(va_arg(args, void*)), false, 16, false, false, true);
+      integer(sink, spec, reinterpret_cast<uintptr_t>(va_arg(args, void*)), false, 16, false, false,
+              true);
     } else if (c == 'c') {
       const char ch = static_cast<char>(va_arg(args, int));
       spec.precision = -1;
@@ -142,7 +154,8 @@ int formatTo(char* out, size_t n, const char* format, va_list args) {
       while (s[length] && (spec.precision < 0 || length < spec.precision)) ++length;
       spec.precision = -1;
       emit(sink, spec, "", s, length, 0);
-    } else if (c == 'e' || c == 'E' || c == 'f' || c == 'F' || c == 'g' || c == 'G' || c == 'a' || c == 'A') {
+    } else if (c == 'e' || c == 'E' || c == 'f' || c == 'F' || c == 'g' || c == 'G' || c == 'a' ||
+               c == 'A') {
       // Floating point is outside the subset: its argument is taken (so the ones after it
       // stay in step) and the spec written as it stands.
       static_cast<void>(va_arg(args, double));

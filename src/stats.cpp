@@ -182,18 +182,10 @@ void decodeChunk(Dtype dtype, const uint8_t* src, size_t n, float* dst) {
 
 void decodeChunk(Dtype dtype, const uint8_t* src, size_t n, double* dst) {
   switch (dtype) {
-    case Dtype::I32:
-      castEach<int32_t>(src, n, dst);
-      break;
-    case Dtype::U32:
-      castEach<uint32_t>(src, n, dst);
-      break;
-    case Dtype::I64:
-      castEach<int64_t>(src, n, dst);
-      break;
-    case Dtype::U64:
-      castEach<uint64_t>(src, n, dst);
-      break;
+    case Dtype::I32: castEach<int32_t>(src, n, dst); break;
+    case Dtype::U32: castEach<uint32_t>(src, n, dst); break;
+    case Dtype::I64: castEach<int64_t>(src, n, dst); break;
+    case Dtype::U64: castEach<uint64_t>(src, n, dst); break;
     default:  // F64
       castEach<double>(src, n, dst);
       break;

@@ -19,7 +19,6 @@ bool checkedMul(uint64_t a, uint64_t b, uint64_t& out) {
 
 std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-
 std::string hexByte(uint8_t c) {
   const char* digits = "0123456789ABCDEF";
   return {'0', 'x', digits[c >> 4], digits[c & 15]};
@@ -59,8 +58,7 @@ Error checkByteLength(const WriterTensor& t, uint64_t offset) {
   if (t.byteLength != bits / 8)
     return fail(ErrorCode::TensorInvalidInfo,
                 std::string(dtypeName(t.dtype)) + " " + shapeText(t.shape, t.rank) + " needs " +
-                    decimal(bits / 8) + " bytes but its data is " +
-                    decimal(t.byteLength));
+                    decimal(bits / 8) + " bytes but its data is " + decimal(t.byteLength));
   return {};
 }
 
@@ -79,7 +77,8 @@ Error checkKeys(const WriterTensor* tensors, std::vector<uint32_t>& byName,
     if (static_cast<unsigned>(t.dtype) >= kDtypeCount)
       return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
                        "tensor " + quoted(t.name) + " has unknown dtype code " +
-                           decimal(static_cast<unsigned>(t.dtype)), std::string(t.name));
+                           decimal(static_cast<unsigned>(t.dtype)),
+                       std::string(t.name));
     if (t.name == kMetadataKey)
       return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
                        "a tensor cannot be named \"__metadata__\": that key holds the metadata",
@@ -94,12 +93,13 @@ Error checkKeys(const WriterTensor* tensors, std::vector<uint32_t>& byName,
   std::string_view repeated;
   byName = orderByName(byName.size(), tensorName, tensors);
   if (findRepeat(byName, tensorName, tensors, repeated))
-    return makeError(ErrorCode::InvalidHeaderDeserialization, 0, "duplicate tensor name " + quoted(repeated),
-                     std::string(repeated));
+    return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
+                     "duplicate tensor name " + quoted(repeated), std::string(repeated));
   if (!metadata) return {};
   byKey = orderByName(byKey.size(), metadataKey, metadata);
   if (findRepeat(byKey, metadataKey, metadata, repeated))
-    return makeError(ErrorCode::InvalidHeaderDeserialization, 0, "duplicate metadata key " + quoted(repeated));
+    return makeError(ErrorCode::InvalidHeaderDeserialization, 0,
+                     "duplicate metadata key " + quoted(repeated));
   return {};
 }
 
@@ -159,8 +159,8 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
     if (t.byteLength > UINT64_MAX - dataLength)
       return makeError(ErrorCode::ValidationOverflow, dataLength,
                        "tensor " + quoted(t.name) + " of " + decimal(t.byteLength) +
-                           " bytes at data offset " + decimal(dataLength) +
-                           " would end past 2^64", std::string(t.name));
+                           " bytes at data offset " + decimal(dataLength) + " would end past 2^64",
+                       std::string(t.name));
     out.offsets[i] = dataLength;
     dataLength += t.byteLength;
   }
@@ -208,15 +208,15 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
   if (padded > kMaxHeaderLength) return tooLarge(padded, "");
   if (dataLength > UINT64_MAX - 8 - padded)
     return makeError(ErrorCode::ValidationOverflow, 0,
-                     decimal(dataLength) + " data bytes after a header of " +
-                         decimal(8 + padded) + " bytes would end the file past 2^64");
+                     decimal(dataLength) + " data bytes after a header of " + decimal(8 + padded) +
+                         " bytes would end the file past 2^64");
   h.resize(8 + padded, ' ');
   for (int b = 0; b < 8; ++b) h[b] = static_cast<char>(padded >> (8 * b));
   out.fileLength = 8 + padded + dataLength;
 
   Header parsed;
-  return parseHeader(reinterpret_cast<const uint8_t*>(h.data()) + 8, h.size() - 8,
-                     out.fileLength, parsed);
+  return parseHeader(reinterpret_cast<const uint8_t*>(h.data()) + 8, h.size() - 8, out.fileLength,
+                     parsed);
 }
 
 Error planWriteFlat(const FlatWriteInput& in, WritePlan& out) {

@@ -35,9 +35,9 @@ struct WritePlan {
   // The file's first 8 + N bytes: N as 8 little-endian bytes, then the compact JSON header
   // padded with spaces to N, a multiple of 8, so the data buffer starts 8-aligned.
   std::string header;
-  std::vector<uint32_t> order;     // input indices, in the order their data must follow
-  std::vector<uint64_t> offsets;   // by input index: data offset relative to the data buffer
-  uint64_t fileLength = 0;         // header.size() + the sum of all byteLengths
+  std::vector<uint32_t> order;    // input indices, in the order their data must follow
+  std::vector<uint64_t> offsets;  // by input index: data offset relative to the data buffer
+  uint64_t fileLength = 0;        // header.size() + the sum of all byteLengths
 };
 
 // Plans a file holding tensors[0, count) and, when metadata is not null, a __metadata__ entry
@@ -72,15 +72,15 @@ Error planWrite(const WriterTensor* tensors, size_t count, const WriterMetadata*
 // one object per tensor. Every pointer must hold the stated number of entries.
 struct FlatWriteInput {
   uint32_t tensorCount = 0;
-  const char* names = nullptr;              // all tensor names back to back
-  const uint32_t* nameLengths = nullptr;    // tensorCount
-  const uint8_t* dtypes = nullptr;          // tensorCount Dtype values
-  const uint32_t* ranks = nullptr;          // tensorCount
-  const uint64_t* dims = nullptr;           // all shapes back to back: the sum of ranks
-  const uint64_t* byteLengths = nullptr;    // tensorCount
-  bool hasMetadata = false;                 // false: no __metadata__ key at all
+  const char* names = nullptr;            // all tensor names back to back
+  const uint32_t* nameLengths = nullptr;  // tensorCount
+  const uint8_t* dtypes = nullptr;        // tensorCount Dtype values
+  const uint32_t* ranks = nullptr;        // tensorCount
+  const uint64_t* dims = nullptr;         // all shapes back to back: the sum of ranks
+  const uint64_t* byteLengths = nullptr;  // tensorCount
+  bool hasMetadata = false;               // false: no __metadata__ key at all
   uint32_t metadataCount = 0;
-  const char* metadataStrings = nullptr;    // key 0, value 0, key 1, value 1, ... back to back
+  const char* metadataStrings = nullptr;      // key 0, value 0, key 1, value 1, ... back to back
   const uint32_t* metadataLengths = nullptr;  // 2 * metadataCount, in that same order
 };
 

@@ -11,12 +11,14 @@ TEST_CASE("errorJson carries code, tensor, message and offset as one JSON object
   const st::Error e = st::makeError(st::ErrorCode::InvalidOffset, 9007199254740993ull,
                                     "offsets \"0\" \\ 4\n", "w\x01\"");
   CHECK(st::errorJson(e) ==
-        "{\"code\":\"InvalidOffset\",\"tensor\":\"w\\u0001\\\"\",\"message\":\"offsets \\\"0\\\" \\\\ 4\\n\","
+        "{\"code\":\"InvalidOffset\",\"tensor\":\"w\\u0001\\\"\",\"message\":\"offsets \\\"0\\\" "
+        "\\\\ 4\\n\","
         "\"offset\":9007199254740993}");
 }
 
 TEST_CASE("errorJson of no error says Ok", "[api]") {
-  CHECK(st::errorJson(st::Error{}) == "{\"code\":\"Ok\",\"tensor\":\"\",\"message\":\"\",\"offset\":0}");
+  CHECK(st::errorJson(st::Error{}) ==
+        "{\"code\":\"Ok\",\"tensor\":\"\",\"message\":\"\",\"offset\":0}");
 }
 
 TEST_CASE("a ParsedFile's error is the JSON of what went wrong", "[api]") {
@@ -27,10 +29,12 @@ TEST_CASE("a ParsedFile's error is the JSON of what went wrong", "[api]") {
 }
 
 TEST_CASE("ParsedFile::tables says where each part of the parsed header is", "[api]") {
-  const std::string json = R"({"__metadata__":{"k":"v"},"b":{"dtype":"U8","shape":[2,1],"data_offsets":[0,2]}})";
+  const std::string json =
+      R"({"__metadata__":{"k":"v"},"b":{"dtype":"U8","shape":[2,1],"data_offsets":[0,2]}})";
   std::vector<unsigned char> bytes(json.begin(), json.end());
   st::ParsedFile parsed;
-  REQUIRE(parsed.parse(reinterpret_cast<uintptr_t>(bytes.data()), uint32_t(bytes.size()), double(8 + bytes.size() + 2)));
+  REQUIRE(parsed.parse(reinterpret_cast<uintptr_t>(bytes.data()), uint32_t(bytes.size()),
+                       double(8 + bytes.size() + 2)));
   const uintptr_t* words = reinterpret_cast<const uintptr_t*>(parsed.tables());
   CHECK(words[1] == 1);  // one tensor
   const auto* tensor = reinterpret_cast<const st::TensorInfo*>(words[0]);

@@ -60,12 +60,14 @@ TEST_CASE("JSON string escaping, as nlohmann's dump() without ensure_ascii", "[a
   CHECK(escaped("\b\f\n\r\t") == R"("\b\f\n\r\t")");
   CHECK(escaped(std::string_view("\x00\x01\x1f", 3)) == R"("\u0000\u0001\u001f")");
   CHECK(escaped("/\x7f") == "\"/\x7f\"");  // neither '/' nor DEL is escaped
-  CHECK(escaped("\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80") == "\"\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80\"");  // é中😀 as they are
+  CHECK(escaped("\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80") ==
+        "\"\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80\"");  // é中😀 as they are
 }
 
 TEST_CASE("the tree: every class's keys, in order, escaped, compact", "[awkward]") {
   // Node names with a quote, a backslash, control characters and non-ASCII text.
-  const std::string form = R"({"class": "RecordArray", "fields": ["a\"b", "c\\d", "e\u0001\n\t\u001f", "\u00e9中😀"], "contents": [
+  const std::string form =
+      R"({"class": "RecordArray", "fields": ["a\"b", "c\\d", "e\u0001\n\t\u001f", "\u00e9中😀"], "contents": [
       {"class": "NumpyArray", "primitive": "float32", "inner_shape": [2, 3], "form_key": "k\"\\\u0000\b\f\r"},
       {"class": "RegularArray", "size": 4, "content": {"class": "EmptyArray"}, "form_key": "é"},
       {"class": "BitMaskedArray", "mask": "u8", "valid_when": false, "lsb_order": true, "content": {"class": "NumpyArray", "primitive": "bool", "form_key": "b1"}, "form_key": "b0"},
@@ -100,8 +102,9 @@ TEST_CASE("the tree of an empty form list and of a checked form", "[awkward]") {
   AkForm f;
   REQUIRE_FALSE(parseAkForm(R"({"class": "RecordArray", "fields": [], "contents": []})", "7", f));
   REQUIRE_FALSE(checkAkBuffers(f));
-  CHECK(akFormTreeJson(f) ==
-        R"({"length":7,"nodes":[{"class":"RecordArray","form_key":null,"parameters":{},"fields":[],"buffers":{},"contents":[],"capacity":null}]})");
+  CHECK(
+      akFormTreeJson(f) ==
+      R"({"length":7,"nodes":[{"class":"RecordArray","form_key":null,"parameters":{},"fields":[],"buffers":{},"contents":[],"capacity":null}]})");
 }
 
 TEST_CASE("parameters: compact, keys in source order, each key once", "[awkward]") {
@@ -112,19 +115,25 @@ TEST_CASE("parameters: compact, keys in source order, each key once", "[awkward]
         R"({"z":1,"a":[[],{},{"y":null}],"m":true})");
   // A repeated key: once, at its first position, with its last value (as ordered_json held
   // it, and as JSON.parse reads the original text), at every level.
-  CHECK(parametersOf(R"({"z": 1, "a": 2, "z": {"y": 1, "x": 2, "y": 3}})") == R"({"z":{"y":3,"x":2},"a":2})");
+  CHECK(parametersOf(R"({"z": 1, "a": 2, "z": {"y": 1, "x": 2, "y": 3}})") ==
+        R"({"z":{"y":3,"x":2},"a":2})");
   // Strings decoded, then escaped as dump() escapes.
   CHECK(parametersOf(R"({"\u00e9\/": "\u0041\ud83d\ude00\u0000\u001F\"\\"})") ==
         "{\"\xC3\xA9/\":\"A\xF0\x9F\x98\x80\\u0000\\u001f\\\"\\\\\"}");
   // Integers as decimal (-0 is the integer 0); other numbers keep their source text.
-  CHECK(parametersOf(R"({"a": [-0, 18446744073709551615, -9223372036854775808, 18446744073709551616, 1E2, 1.50, -0.0]})") ==
-        R"({"a":[0,18446744073709551615,-9223372036854775808,18446744073709551616,1E2,1.50,-0.0]})");
+  CHECK(
+      parametersOf(
+          R"({"a": [-0, 18446744073709551615, -9223372036854775808, 18446744073709551616, 1E2, 1.50, -0.0]})") ==
+      R"({"a":[0,18446744073709551615,-9223372036854775808,18446744073709551616,1E2,1.50,-0.0]})");
   // __array__: the last value of the key counts.
   AkForm f;
-  REQUIRE_FALSE(parseAkForm(R"({"class": "NumpyArray", "primitive": "uint8", "form_key": "a", "parameters": {"__array__": 5, "__array__": "char"}})", "0", f));
+  REQUIRE_FALSE(parseAkForm(
+      R"({"class": "NumpyArray", "primitive": "uint8", "form_key": "a", "parameters": {"__array__": 5, "__array__": "char"}})",
+      "0", f));
   CHECK(f.nodes[0].array == "char");
   CHECK(f.nodes[0].parameters == R"({"__array__":"char"})");
-  Error e = formError(R"({"class": "NumpyArray", "primitive": "int8", "form_key": "a", "parameters": {"__array__": "char", "__array__": 5}})");
+  Error e = formError(
+      R"({"class": "NumpyArray", "primitive": "int8", "form_key": "a", "parameters": {"__array__": "char", "__array__": 5}})");
   CHECK_FALSE(e);
 }
 
@@ -133,13 +142,17 @@ TEST_CASE("repeated keys in a form: first position, last value", "[awkward]") {
   Error e = formError(R"({"class": "EmptyArray", "class": "VirtualArray"})");
   CHECK(e.code == ErrorCode::AwkwardInvalidForm);
   CHECK(e.message.find("unknown class \"VirtualArray\"") != std::string::npos);
-  e = formError(R"({"class": "RegularArray", "size": 3, "size": -1, "content": {"class": "EmptyArray"}})");
+  e = formError(
+      R"({"class": "RegularArray", "size": 3, "size": -1, "content": {"class": "EmptyArray"}})");
   CHECK(e.message.find("\"size\"") != std::string::npos);
-  CHECK_FALSE(formError(R"({"class": "RegularArray", "size": -1, "size": 3, "content": {"class": "EmptyArray"}})"));
+  CHECK_FALSE(formError(
+      R"({"class": "RegularArray", "size": -1, "size": 3, "content": {"class": "EmptyArray"}})"));
   // Old-style record contents: a repeated field stays at its first position, with its last form.
   AkForm f;
-  REQUIRE_FALSE(parseAkForm(R"({"class": "RecordArray", "contents": {"y": {"class": "NumpyArray", "primitive": "int8", "form_key": "b"},
-      "x": {"class": "NumpyArray", "primitive": "int8", "form_key": "a"}, "y": {"class": "NumpyArray", "primitive": "int16", "form_key": "c"}}})", "0", f));
+  REQUIRE_FALSE(parseAkForm(
+      R"({"class": "RecordArray", "contents": {"y": {"class": "NumpyArray", "primitive": "int8", "form_key": "b"},
+      "x": {"class": "NumpyArray", "primitive": "int8", "form_key": "a"}, "y": {"class": "NumpyArray", "primitive": "int16", "form_key": "c"}}})",
+      "0", f));
   CHECK(f.nodes[0].fields == std::vector<std::string>{"y", "x"});
   REQUIRE(f.nodes.size() == 3);
   CHECK(f.nodes[f.nodes[0].contents[0]].formKey == "c");
@@ -148,7 +161,9 @@ TEST_CASE("repeated keys in a form: first position, last value", "[awkward]") {
   CHECK(f.buffers[0].name == "c-data");
   CHECK(f.buffers[0].dtype == Dtype::I16);
   // "fields" given twice: the last list counts.
-  REQUIRE_FALSE(parseAkForm(R"({"class": "RecordArray", "fields": ["a", "b"], "fields": ["c"], "contents": [{"class": "EmptyArray"}]})", "0", f));
+  REQUIRE_FALSE(parseAkForm(
+      R"({"class": "RecordArray", "fields": ["a", "b"], "fields": ["c"], "contents": [{"class": "EmptyArray"}]})",
+      "0", f));
   CHECK(f.nodes[0].fields == std::vector<std::string>{"c"});
 }
 
@@ -159,10 +174,12 @@ TEST_CASE("the depth limit: 128 containers, wherever they are", "[awkward]") {
   CHECK(e.message == "awkward form: JSON nested deeper than 128");
   // Containers inside parameters count as well: the root and parameters objects and 126 arrays.
   auto withArrays = [](int n) {
-    return R"({"class": "EmptyArray", "parameters": {"a": )" + std::string(n, '[') + std::string(n, ']') + "}}";
+    return R"({"class": "EmptyArray", "parameters": {"a": )" + std::string(n, '[') +
+           std::string(n, ']') + "}}";
   };
   CHECK_FALSE(formError(withArrays(kAkMaxJsonDepth - 2)));
-  CHECK(formError(withArrays(kAkMaxJsonDepth - 1)).message == "awkward form: JSON nested deeper than 128");
+  CHECK(formError(withArrays(kAkMaxJsonDepth - 1)).message ==
+        "awkward form: JSON nested deeper than 128");
   // Deep and not JSON: not JSON wins, wherever the syntax error is (the parse goes on).
   std::string deepThenBroken = nested(kAkMaxJsonDepth + 10);
   deepThenBroken.back() = ',';

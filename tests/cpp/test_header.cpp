@@ -72,13 +72,13 @@ std::vector<std::string> namesInFileOrder(const Header& h) {
 
 // Asserts code, tensor, offset and message at the caller's line. Codes compare by name so a
 // failure prints something readable.
-#define CHECK_ERROR(expr, expectedCode, tensorName, offsetValue, messageText)  \
-  do {                                                                         \
-    const Error err_ = (expr);                                                 \
+#define CHECK_ERROR(expr, expectedCode, tensorName, offsetValue, messageText)    \
+  do {                                                                           \
+    const Error err_ = (expr);                                                   \
     CHECK(std::string(errorCodeName(err_.code)) == errorCodeName(expectedCode)); \
-    CHECK(err_.tensor == std::string(tensorName));                             \
-    CHECK(err_.offset == static_cast<uint64_t>(offsetValue));                  \
-    CHECK(err_.message == std::string(messageText));                           \
+    CHECK(err_.tensor == std::string(tensorName));                               \
+    CHECK(err_.offset == static_cast<uint64_t>(offsetValue));                    \
+    CHECK(err_.message == std::string(messageText));                             \
   } while (0)
 
 // ---------------------------------------------------------------------------------------------
@@ -89,8 +89,9 @@ TEST_CASE("HeaderTooSmall: a file shorter than 8 bytes", "[header][error]") {
     INFO("file of " << size << " bytes");
     std::vector<uint8_t> file(size, 0);
     Header h;
-    CHECK_ERROR(parseBytes(file, h), ErrorCode::HeaderTooSmall, "", 0,
-                "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+    CHECK_ERROR(
+        parseBytes(file, h), ErrorCode::HeaderTooSmall, "", 0,
+        "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   }
   // The file is long enough but the caller passed fewer than 8 bytes of it.
   const uint8_t three[3] = {2, 0, 0};
@@ -198,8 +199,8 @@ struct JsonCase {
 void checkJsonCases(const std::vector<JsonCase>& cases) {
   for (const JsonCase& c : cases) {
     INFO(c.what << ": " << c.header);
-    CHECK_ERROR(errorOf(c.header, c.dataBytes), ErrorCode::InvalidHeaderDeserialization,
-                c.tensor, past(c.header, c.at), c.message);
+    CHECK_ERROR(errorOf(c.header, c.dataBytes), ErrorCode::InvalidHeaderDeserialization, c.tensor,
+                past(c.header, c.at), c.message);
   }
 }
 
@@ -233,8 +234,7 @@ TEST_CASE("InvalidHeaderDeserialization: not JSON, or not an object", "[header][
       {"single quotes", R"({'a':1})", 0, "", "{'",
        kParseError + "parse error at line 1, column 2: syntax error while parsing object key - "
                      "invalid literal; last read: '{''; expected string literal"},
-      {"a trailing comma", R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]},})", 1, "",
-       "},}",
+      {"a trailing comma", R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]},})", 1, "", "},}",
        kParseError + "parse error at line 1, column 53: syntax error while parsing object key - "
                      "unexpected '}'; expected string literal"},
   });
@@ -245,7 +245,8 @@ TEST_CASE("InvalidHeaderDeserialization: a tensor entry of the wrong shape", "[h
       {"entry is a string", R"({"a":"F32"})", 0, "a", R"("F32")",
        R"(tensor "a" is a string, not an object)"},
       {"entry is null", R"({"a":null})", 0, "a", "null", R"(tensor "a" is null, not an object)"},
-      {"entry is a number", R"({"a":7})", 0, "a", "7", R"(tensor "a" is an integer, not an object)"},
+      {"entry is a number", R"({"a":7})", 0, "a", "7",
+       R"(tensor "a" is an integer, not an object)"},
       {"empty entry", R"({"a":{}})", 0, "a", "{}", R"(tensor "a" has no "dtype" field)"},
       {"missing dtype", R"({"a":{"shape":[1],"data_offsets":[0,4]}})", 4, "a", "[0,4]}",
        R"(tensor "a" has no "dtype" field)"},
@@ -253,26 +254,25 @@ TEST_CASE("InvalidHeaderDeserialization: a tensor entry of the wrong shape", "[h
        R"(tensor "a" has no "shape" field)"},
       {"missing data_offsets", R"({"a":{"dtype":"F32","shape":[1]}})", 4, "a", "[1]}",
        R"(tensor "a" has no "data_offsets" field)"},
-      {"dtype is a number", R"({"a":{"dtype":32,"shape":[1],"data_offsets":[0,4]}})", 4, "a",
-       "32", R"(dtype of tensor "a" is an integer, not a dtype string)"},
-      {"dtype is null", R"({"a":{"dtype":null,"shape":[1],"data_offsets":[0,4]}})", 4, "a",
-       "null", R"(dtype of tensor "a" is null, not a dtype string)"},
-      {"dtype is an array", R"({"a":{"dtype":["F32"],"shape":[1],"data_offsets":[0,4]}})", 4,
-       "a", R"("dtype":[)", R"(dtype of tensor "a" is an array, not a dtype string)"},
-      {"shape is a string", R"({"a":{"dtype":"F32","shape":"[1]","data_offsets":[0,4]}})", 4,
-       "a", R"("[1]")",
-       R"(shape of tensor "a" is a string, not an array of non-negative integers)"},
+      {"dtype is a number", R"({"a":{"dtype":32,"shape":[1],"data_offsets":[0,4]}})", 4, "a", "32",
+       R"(dtype of tensor "a" is an integer, not a dtype string)"},
+      {"dtype is null", R"({"a":{"dtype":null,"shape":[1],"data_offsets":[0,4]}})", 4, "a", "null",
+       R"(dtype of tensor "a" is null, not a dtype string)"},
+      {"dtype is an array", R"({"a":{"dtype":["F32"],"shape":[1],"data_offsets":[0,4]}})", 4, "a",
+       R"("dtype":[)", R"(dtype of tensor "a" is an array, not a dtype string)"},
+      {"shape is a string", R"({"a":{"dtype":"F32","shape":"[1]","data_offsets":[0,4]}})", 4, "a",
+       R"("[1]")", R"(shape of tensor "a" is a string, not an array of non-negative integers)"},
       {"shape is an object", R"({"a":{"dtype":"F32","shape":{},"data_offsets":[0,4]}})", 4, "a",
        R"("shape":{)",
        R"(shape of tensor "a" is an object, not an array of non-negative integers)"},
       {"shape is null", R"({"a":{"dtype":"F32","shape":null,"data_offsets":[0,4]}})", 4, "a",
        "null", R"(shape of tensor "a" is null, not an array of non-negative integers)"},
-      {"shape is a number", R"({"a":{"dtype":"F32","shape":1,"data_offsets":[0,4]}})", 4, "a",
-       "1", R"(shape of tensor "a" is an integer, not an array of non-negative integers)"},
-      {"nested shape", R"({"a":{"dtype":"F32","shape":[[1]],"data_offsets":[0,4]}})", 4, "a",
-       "[[", R"(shape of tensor "a" contains an array, not a non-negative integer)"},
-      {"data_offsets is a string", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":"0,4"}})",
-       4, "a", R"("0,4")",
+      {"shape is a number", R"({"a":{"dtype":"F32","shape":1,"data_offsets":[0,4]}})", 4, "a", "1",
+       R"(shape of tensor "a" is an integer, not an array of non-negative integers)"},
+      {"nested shape", R"({"a":{"dtype":"F32","shape":[[1]],"data_offsets":[0,4]}})", 4, "a", "[[",
+       R"(shape of tensor "a" contains an array, not a non-negative integer)"},
+      {"data_offsets is a string", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":"0,4"}})", 4,
+       "a", R"("0,4")",
        R"(data_offsets of tensor "a" is a string, not an array of non-negative integers)"},
       {"data_offsets is an object", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":{}}})", 4,
        "a", R"("data_offsets":{)",
@@ -286,8 +286,8 @@ TEST_CASE("InvalidHeaderDeserialization: unknown dtypes", "[header][error]") {
   checkJsonCases({
       {"unknown name", R"({"a":{"dtype":"F31","shape":[1],"data_offsets":[0,4]}})", 4, "a",
        R"("F31")", R"(unknown dtype "F31")"},
-      {"lowercase", R"({"a":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}})", 4, "a",
-       R"("f32")", R"(unknown dtype "f32")"},
+      {"lowercase", R"({"a":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}})", 4, "a", R"("f32")",
+       R"(unknown dtype "f32")"},
       {"lowercase bf16", R"({"a":{"dtype":"bf16","shape":[1],"data_offsets":[0,2]}})", 2, "a",
        R"("bf16")", R"(unknown dtype "bf16")"},
       {"trailing space", R"({"a":{"dtype":"F32 ","shape":[1],"data_offsets":[0,4]}})", 4, "a",
@@ -414,12 +414,14 @@ TEST_CASE("InvalidHeaderDeserialization: anything but whitespace around the obje
   }
   // Before or inside the object a NUL is a syntax error like any other byte.
   CHECK_ERROR(errorOf("\0{}"s), ErrorCode::InvalidHeaderDeserialization, "", 9,
-              kParseError + "parse error at line 1, column 1: syntax error while parsing value - "
-                            "unexpected end of input; expected '[', '{', or a literal");
+              kParseError +
+                  "parse error at line 1, column 1: syntax error while parsing value - "
+                  "unexpected end of input; expected '[', '{', or a literal");
   CHECK_ERROR(errorOf("{\"a\0\":1}"s), ErrorCode::InvalidHeaderDeserialization, "", 12,
-              kParseError + "parse error at line 1, column 4: syntax error while parsing object "
-                            "key - invalid string: control character U+0000 (NUL) must be escaped "
-                            "to \\u0000; last read: '\"a<U+0000>'; expected string literal");
+              kParseError +
+                  "parse error at line 1, column 4: syntax error while parsing object "
+                  "key - invalid string: control character U+0000 (NUL) must be escaped "
+                  "to \\u0000; last read: '\"a<U+0000>'; expected string literal");
 }
 
 TEST_CASE("InvalidHeaderDeserialization: names and strings the lexer rejects", "[header][error]") {
@@ -448,8 +450,7 @@ TEST_CASE("InvalidHeaderDeserialization: duplicates", "[header][error]") {
   const std::string a = R"("a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]})";
   const std::string b = R"({"dtype":"U8","shape":[1],"data_offsets":[1,2]})";
   checkJsonCases({
-      {"tensor name", "{" + a + R"(,"a":)" + b + "}", 2, "a", "",
-       R"(duplicate tensor name "a")"},
+      {"tensor name", "{" + a + R"(,"a":)" + b + "}", 2, "a", "", R"(duplicate tensor name "a")"},
       {"tensor name spelled with an escape", "{" + a + R"(,"\u0061":)" + b + "}", 2, "a", "",
        R"(duplicate tensor name "a")"},
       {"empty tensor name", R"({"":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"":)" + b + "}",
@@ -458,8 +459,9 @@ TEST_CASE("InvalidHeaderDeserialization: duplicates", "[header][error]") {
        R"([1],"dtype")", R"(duplicate field "dtype" in tensor "a")"},
       {"shape", R"({"a":{"shape":[1],"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1, "a",
        R"("U8","shape")", R"(duplicate field "shape" in tensor "a")"},
-      {"data_offsets", R"({"a":{"data_offsets":[0,1],"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
-       1, "a", R"([1],"data_offsets")", R"(duplicate field "data_offsets" in tensor "a")"},
+      {"data_offsets",
+       R"({"a":{"data_offsets":[0,1],"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1, "a",
+       R"([1],"data_offsets")", R"(duplicate field "data_offsets" in tensor "a")"},
       {"unknown field", R"({"a":{"x":1,"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":2}})", 1,
        "a", R"([0,1],"x")", R"(duplicate field "x" in tensor "a")"},
       {"__metadata__", R"({"__metadata__":{},"__metadata__":{}})", 0, "", R"({},"__metadata__")",
@@ -514,10 +516,10 @@ TEST_CASE("InvalidHeaderDeserialization: the array and dtype-map forms, when mal
        R"(tensor "a" has an object where an array was expected)"},
       {"empty dtype map", R"({"a":{"dtype":{},"shape":[1],"data_offsets":[0,1]}})", 1, "a", "{}",
        R"(dtype object of tensor "a" is empty)"},
-      {"dtype map to a number", R"({"a":{"dtype":{"U8":1},"shape":[1],"data_offsets":[0,1]}})",
-       1, "a", R"("U8":1)", R"(dtype object of tensor "a" must map the dtype to null)"},
-      {"dtype map to an object", R"({"a":{"dtype":{"U8":{}},"shape":[1],"data_offsets":[0,1]}})",
-       1, "a", R"("U8":{)", R"(dtype object of tensor "a" must map the dtype to null)"},
+      {"dtype map to a number", R"({"a":{"dtype":{"U8":1},"shape":[1],"data_offsets":[0,1]}})", 1,
+       "a", R"("U8":1)", R"(dtype object of tensor "a" must map the dtype to null)"},
+      {"dtype map to an object", R"({"a":{"dtype":{"U8":{}},"shape":[1],"data_offsets":[0,1]}})", 1,
+       "a", R"("U8":{)", R"(dtype object of tensor "a" must map the dtype to null)"},
       {"dtype map with two keys",
        R"({"a":{"dtype":{"U8":null,"I8":null},"shape":[1],"data_offsets":[0,1]}})", 1, "a",
        R"("I8")", "unexpected key"},
@@ -543,7 +545,7 @@ TEST_CASE("InvalidHeaderDeserialization: nesting deeper than 127", "[header][err
     Header h;
     Error e = parseText(nested(125, open, close), 1, h);
     INFO(e.message);
-    CHECK(!e);  // 127 deep
+    CHECK(!e);                                      // 127 deep
     std::string header = nested(126, open, close);  // 128 deep
     // The error sits just past the 126th opening bracket of the field's value.
     size_t at = header.find(R"("x":)") + 4;
@@ -560,19 +562,22 @@ TEST_CASE("InvalidOffset: the tensors do not tile the buffer", "[header][error]"
   SECTION("a gap") {
     std::string h = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
                     R"("b":{"dtype":"U8","shape":[4],"data_offsets":[8,12]}})";
-    CHECK_ERROR(errorOf(h, 12), ErrorCode::InvalidOffset, "b", 8 + h.size() + 8,
-                R"(tensor "b" data_offsets [8, 12]: begins at 8, expected 4 (tensors must tile the data buffer))");
+    CHECK_ERROR(
+        errorOf(h, 12), ErrorCode::InvalidOffset, "b", 8 + h.size() + 8,
+        R"(tensor "b" data_offsets [8, 12]: begins at 8, expected 4 (tensors must tile the data buffer))");
   }
   SECTION("not starting at 0") {
     std::string h = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[4,8]}})";
-    CHECK_ERROR(errorOf(h, 8), ErrorCode::InvalidOffset, "a", 8 + h.size() + 4,
-                R"(tensor "a" data_offsets [4, 8]: begins at 4, expected 0 (tensors must tile the data buffer))");
+    CHECK_ERROR(
+        errorOf(h, 8), ErrorCode::InvalidOffset, "a", 8 + h.size() + 4,
+        R"(tensor "a" data_offsets [4, 8]: begins at 4, expected 0 (tensors must tile the data buffer))");
   }
   SECTION("an overlap, named by file order rather than header order") {
     std::string h = R"({"late":{"dtype":"U8","shape":[4],"data_offsets":[4,8]},)"
                     R"("first":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}})";
-    CHECK_ERROR(errorOf(h, 8), ErrorCode::InvalidOffset, "late", 8 + h.size() + 4,
-                R"(tensor "late" data_offsets [4, 8]: begins at 4, expected 8 (tensors must tile the data buffer))");
+    CHECK_ERROR(
+        errorOf(h, 8), ErrorCode::InvalidOffset, "late", 8 + h.size() + 4,
+        R"(tensor "late" data_offsets [4, 8]: begins at 4, expected 8 (tensors must tile the data buffer))");
   }
   SECTION("end before begin") {
     std::string h = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
@@ -583,13 +588,16 @@ TEST_CASE("InvalidOffset: the tensors do not tile the buffer", "[header][error]"
   SECTION("a zero-size tensor out of place") {
     std::string h = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
                     R"("z":{"dtype":"U8","shape":[0],"data_offsets":[2,2]}})";
-    CHECK_ERROR(errorOf(h, 4), ErrorCode::InvalidOffset, "z", 8 + h.size() + 2,
-                R"(tensor "z" data_offsets [2, 2]: begins at 2, expected 4 (tensors must tile the data buffer))");
+    CHECK_ERROR(
+        errorOf(h, 4), ErrorCode::InvalidOffset, "z", 8 + h.size() + 2,
+        R"(tensor "z" data_offsets [2, 2]: begins at 2, expected 4 (tensors must tile the data buffer))");
   }
   SECTION("a begin above 2^64 - N - 8 saturates the offset") {
-    std::string h = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[18446744073709551615,18446744073709551615]}})";
-    CHECK_ERROR(errorOf(h), ErrorCode::InvalidOffset, "a", UINT64_MAX,
-                R"(tensor "a" data_offsets [18446744073709551615, 18446744073709551615]: begins at 18446744073709551615, expected 0 (tensors must tile the data buffer))");
+    std::string h =
+        R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[18446744073709551615,18446744073709551615]}})";
+    CHECK_ERROR(
+        errorOf(h), ErrorCode::InvalidOffset, "a", UINT64_MAX,
+        R"(tensor "a" data_offsets [18446744073709551615, 18446744073709551615]: begins at 18446744073709551615, expected 0 (tensors must tile the data buffer))");
   }
 }
 
@@ -600,7 +608,8 @@ TEST_CASE("ValidationOverflow: element or bit count past 64 bits", "[header][err
                 R"(tensor "a" shape [4294967296, 4294967296]: element count overflows 64 bits)");
   }
   SECTION("element count, before a zero dimension (the reference's left-to-right fold)") {
-    std::string h = R"({"a":{"dtype":"U8","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})";
+    std::string h =
+        R"({"a":{"dtype":"U8","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})";
     CHECK_ERROR(errorOf(h), ErrorCode::ValidationOverflow, "a", 8 + h.size(),
                 R"(tensor "a" shape [4294967296, 4294967296, 0]: element count overflows 64 bits)");
   }
@@ -626,12 +635,14 @@ TEST_CASE("MisalignedSlice: sub-byte tensors that are not whole bytes", "[header
   const Case cases[] = {
       {"F4", "[3]", R"(tensor "a" 3 elements of F4 are 12 bits, not a whole number of bytes)"},
       {"F4", "[]", R"(tensor "a" 1 elements of F4 are 4 bits, not a whole number of bytes)"},
-      {"F6_E2M3", "[2]", R"(tensor "a" 2 elements of F6_E2M3 are 12 bits, not a whole number of bytes)"},
-      {"F6_E3M2", "[2,3]", R"(tensor "a" 6 elements of F6_E3M2 are 36 bits, not a whole number of bytes)"},
+      {"F6_E2M3", "[2]",
+       R"(tensor "a" 2 elements of F6_E2M3 are 12 bits, not a whole number of bytes)"},
+      {"F6_E3M2", "[2,3]",
+       R"(tensor "a" 6 elements of F6_E3M2 are 36 bits, not a whole number of bytes)"},
   };
   for (const Case& c : cases) {
-    std::string h = R"({"a":{"dtype":")"s + c.dtype + R"(","shape":)" + c.shape +
-                    R"(,"data_offsets":[0,1]}})";
+    std::string h =
+        R"({"a":{"dtype":")"s + c.dtype + R"(","shape":)" + c.shape + R"(,"data_offsets":[0,1]}})";
     INFO(h);
     CHECK_ERROR(errorOf(h, 1), ErrorCode::MisalignedSlice, "a", 8 + h.size(), c.message);
   }
@@ -722,7 +733,7 @@ TEST_CASE("JSON whitespace around and inside the object", "[header]") {
       "{ \"a\" : { \"dtype\" : \"U8\" , \"shape\" : [ 1 ] , \"data_offsets\" : [ 0 , 1 ] } }",
       "{\n\t\"a\":\r\n{\"dtype\":\"U8\",\n\"shape\":[\n1\n],\"data_offsets\":[0,\t1]\r}\n}",
       "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}      ",  // padded to 8
-      "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",  // unpadded, N = 55
+      "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",        // unpadded, N = 55
   };
   for (const char* header : variants) {
     INFO(header);
@@ -751,13 +762,12 @@ TEST_CASE("the empty file {}", "[header]") {
 
 TEST_CASE("scalars and zero-size tensors", "[header]") {
   // Header order: the zero-size tensors share offsets with each other and with nonzero ones.
-  std::string header =
-      R"({"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]},)"
-      R"("z2":{"dtype":"F64","shape":[2,0],"data_offsets":[4,4]},)"
-      R"("b":{"dtype":"BOOL","shape":[],"data_offsets":[4,5]},)"
-      R"("z1":{"dtype":"I64","shape":[0],"data_offsets":[4,4]},)"
-      R"("z3":{"dtype":"U8","shape":[0,3],"data_offsets":[5,5]},)"
-      R"("z0":{"dtype":"F4","shape":[0],"data_offsets":[0,0]}})";
+  std::string header = R"({"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]},)"
+                       R"("z2":{"dtype":"F64","shape":[2,0],"data_offsets":[4,4]},)"
+                       R"("b":{"dtype":"BOOL","shape":[],"data_offsets":[4,5]},)"
+                       R"("z1":{"dtype":"I64","shape":[0],"data_offsets":[4,4]},)"
+                       R"("z3":{"dtype":"U8","shape":[0,3],"data_offsets":[5,5]},)"
+                       R"("z0":{"dtype":"F4","shape":[0],"data_offsets":[0,0]}})";
   Header h;
   Error e = parseText(header, 5, h);
   INFO(e.message);
@@ -775,7 +785,8 @@ TEST_CASE("scalars and zero-size tensors", "[header]") {
   // A file of zero-size tensors only has no data.
   Header z;
   Error ez = parseText(R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
-                       R"("b":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})", 0, z);
+                       R"("b":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})",
+                       0, z);
   INFO(ez.message);
   CHECK(!ez);
   CHECK(namesInFileOrder(z) == std::vector<std::string>{"a", "b"});
@@ -789,17 +800,27 @@ TEST_CASE("every dtype, with its byte size", "[header]") {
     uint64_t bytes;
   };
   const Row rows[] = {
-      {"BOOL", Dtype::BOOL, "[3]", 3},          {"F4", Dtype::F4, "[2,3]", 3},
-      {"F6_E2M3", Dtype::F6_E2M3, "[4]", 3},    {"F6_E3M2", Dtype::F6_E3M2, "[8]", 6},
-      {"U8", Dtype::U8, "[3]", 3},              {"I8", Dtype::I8, "[3]", 3},
-      {"F8_E5M2", Dtype::F8_E5M2, "[3]", 3},    {"F8_E4M3", Dtype::F8_E4M3, "[3]", 3},
-      {"F8_E8M0", Dtype::F8_E8M0, "[3]", 3},    {"F8_E4M3FNUZ", Dtype::F8_E4M3FNUZ, "[3]", 3},
+      {"BOOL", Dtype::BOOL, "[3]", 3},
+      {"F4", Dtype::F4, "[2,3]", 3},
+      {"F6_E2M3", Dtype::F6_E2M3, "[4]", 3},
+      {"F6_E3M2", Dtype::F6_E3M2, "[8]", 6},
+      {"U8", Dtype::U8, "[3]", 3},
+      {"I8", Dtype::I8, "[3]", 3},
+      {"F8_E5M2", Dtype::F8_E5M2, "[3]", 3},
+      {"F8_E4M3", Dtype::F8_E4M3, "[3]", 3},
+      {"F8_E8M0", Dtype::F8_E8M0, "[3]", 3},
+      {"F8_E4M3FNUZ", Dtype::F8_E4M3FNUZ, "[3]", 3},
       {"F8_E5M2FNUZ", Dtype::F8_E5M2FNUZ, "[3]", 3},
-      {"I16", Dtype::I16, "[3]", 6},            {"U16", Dtype::U16, "[3]", 6},
-      {"F16", Dtype::F16, "[3]", 6},            {"BF16", Dtype::BF16, "[3]", 6},
-      {"I32", Dtype::I32, "[3]", 12},           {"U32", Dtype::U32, "[3]", 12},
-      {"F32", Dtype::F32, "[3]", 12},           {"C64", Dtype::C64, "[3]", 24},
-      {"F64", Dtype::F64, "[3]", 24},           {"I64", Dtype::I64, "[3]", 24},
+      {"I16", Dtype::I16, "[3]", 6},
+      {"U16", Dtype::U16, "[3]", 6},
+      {"F16", Dtype::F16, "[3]", 6},
+      {"BF16", Dtype::BF16, "[3]", 6},
+      {"I32", Dtype::I32, "[3]", 12},
+      {"U32", Dtype::U32, "[3]", 12},
+      {"F32", Dtype::F32, "[3]", 12},
+      {"C64", Dtype::C64, "[3]", 24},
+      {"F64", Dtype::F64, "[3]", 24},
+      {"I64", Dtype::I64, "[3]", 24},
       {"U64", Dtype::U64, "[3]", 24},
   };
   STATIC_REQUIRE(sizeof rows / sizeof rows[0] == kDtypeCount);
@@ -837,7 +858,8 @@ TEST_CASE("tensor names: escapes, non-ASCII, NUL and the empty name", "[header]"
       {R"(a)", "a"},  // a prefix of "a\0b": distinct
       {R"(\u00e9\u4e2d)", "\xC3\xA9\xE4\xB8\xAD"},
       {R"(\ud83d\ude00)", "\xF0\x9F\x98\x80"},
-      {"\xF0\x9F\x98\x81 raw \xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x81 raw \xE6\x97\xA5\xE6\x9C\xAC"},
+      {"\xF0\x9F\x98\x81 raw \xE6\x97\xA5\xE6\x9C\xAC",
+       "\xF0\x9F\x98\x81 raw \xE6\x97\xA5\xE6\x9C\xAC"},
       {R"(\/slash/)", "/slash/"},
       {"", ""},
       {"\x7F", "\x7F"},  // DEL needs no escape
@@ -845,8 +867,9 @@ TEST_CASE("tensor names: escapes, non-ASCII, NUL and the empty name", "[header]"
   std::string header = "{";
   uint64_t offset = 0;
   for (const Name& n : names) {
-    header += (offset ? ",\""s : "\""s) + n.json + R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" +
-              std::to_string(offset) + "," + std::to_string(offset + 1) + "]}";
+    header += (offset ? ",\""s : "\""s) + n.json +
+              R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" + std::to_string(offset) + "," +
+              std::to_string(offset + 1) + "]}";
     ++offset;
   }
   header += "}";
@@ -889,9 +912,9 @@ TEST_CASE("__metadata__: absent, null, empty, anywhere in the object", "[header]
     const std::string meta =
         R"("__metadata__":{"format":"pt","z":"h\u00e9llo \"q\"\n","":"","a\u0000":"\ud83d\ude00"})";
     const std::string t2 = R"("u":{"dtype":"U8","shape":[1],"data_offsets":[1,2]})";
-    for (const std::string& header : {"{" + meta + "," + t + "," + t2 + "}",
-                                      "{" + t + "," + meta + "," + t2 + "}",
-                                      "{" + t + "," + t2 + "," + meta + "}"}) {
+    for (const std::string& header :
+         {"{" + meta + "," + t + "," + t2 + "}", "{" + t + "," + meta + "," + t2 + "}",
+          "{" + t + "," + t2 + "," + meta + "}"}) {
       INFO(header);
       Header h;
       Error e = parseText(header, 2, h);
@@ -939,10 +962,9 @@ TEST_CASE("many unknown fields in one entry parse in linear time", "[header]") {
 }
 
 TEST_CASE("entry fields in any order", "[header]") {
-  std::string header =
-      R"({"a":{"data_offsets":[0,8],"shape":[2],"dtype":"F32"},)"
-      R"("b":{"shape":[1],"data_offsets":[8,10],"dtype":"F16"},)"
-      R"("c":{"dtype":"I8","data_offsets":[10,13],"shape":[3]}})";
+  std::string header = R"({"a":{"data_offsets":[0,8],"shape":[2],"dtype":"F32"},)"
+                       R"("b":{"shape":[1],"data_offsets":[8,10],"dtype":"F16"},)"
+                       R"("c":{"dtype":"I8","data_offsets":[10,13],"shape":[3]}})";
   Header h;
   Error e = parseText(header, 13, h);
   INFO(e.message);
@@ -953,10 +975,9 @@ TEST_CASE("entry fields in any order", "[header]") {
 }
 
 TEST_CASE("file order is offset order, not header order", "[header]") {
-  std::string header =
-      R"({"c":{"dtype":"U8","shape":[4],"data_offsets":[8,12]},)"
-      R"("a":{"dtype":"U8","shape":[4],"data_offsets":[4,8]},)"
-      R"("b":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
+  std::string header = R"({"c":{"dtype":"U8","shape":[4],"data_offsets":[8,12]},)"
+                       R"("a":{"dtype":"U8","shape":[4],"data_offsets":[4,8]},)"
+                       R"("b":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
   Header h;
   Error e = parseText(header, 12, h);
   INFO(e.message);
@@ -970,7 +991,7 @@ TEST_CASE("file order is offset order, not header order", "[header]") {
 
 TEST_CASE("offsets above 2^32, with only the header in memory", "[header]") {
   // parseFile reads only the 8 + N header bytes: the buffer holds those and nothing more.
-  const uint64_t big = 5000000000;  // > 2^32
+  const uint64_t big = 5000000000;                // > 2^32
   const uint64_t huge = (uint64_t{1} << 61) - 1;  // the largest U8 tensor whose bits fit
   std::string header =
       R"({"w":{"dtype":"U8","shape":[5000000000],"data_offsets":[0,5000000000]},)"
@@ -993,11 +1014,10 @@ TEST_CASE("offsets above 2^32, with only the header in memory", "[header]") {
 TEST_CASE("the array form of an entry and the dtype map form", "[header]") {
   // serde's derive reads a struct from a JSON array and a unit enum variant from a one-key map
   // to null; the reference therefore accepts both.
-  std::string header =
-      R"({"a":["F32",[2],[0,8]],)"
-      R"("b":{"dtype":{"F16":null},"shape":[1],"data_offsets":[8,10]},)"
-      R"("c":[{"I8":null},[],[10,11]],)"
-      R"("d":[ "U8" , [ 1 , 1 ] , [ 11 , 12 ] ]})";
+  std::string header = R"({"a":["F32",[2],[0,8]],)"
+                       R"("b":{"dtype":{"F16":null},"shape":[1],"data_offsets":[8,10]},)"
+                       R"("c":[{"I8":null},[],[10,11]],)"
+                       R"("d":[ "U8" , [ 1 , 1 ] , [ 11 , 12 ] ]})";
   Header h;
   Error e = parseText(header, 12, h);
   INFO(e.message);
@@ -1020,7 +1040,8 @@ TEST_CASE("the largest header length is readable", "[header]") {
 }
 
 TEST_CASE("findInvalidUtf8 on valid text", "[header]") {
-  const std::string valid = "ascii \xC2\xA9 \xE2\x82\xAC \xED\x9F\xBF \xEE\x80\x80 \xF0\x90\x80\x80 \xF4\x8F\xBF\xBF";
+  const std::string valid =
+      "ascii \xC2\xA9 \xE2\x82\xAC \xED\x9F\xBF \xEE\x80\x80 \xF0\x90\x80\x80 \xF4\x8F\xBF\xBF";
   CHECK(findInvalidUtf8(reinterpret_cast<const uint8_t*>(valid.data()), valid.size()) ==
         valid.size());
   CHECK(findInvalidUtf8(nullptr, 0) == 0);

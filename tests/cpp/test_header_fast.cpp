@@ -19,8 +19,8 @@ using namespace st;
 namespace {
 
 struct Generated {
-  std::string plain;     // the fast path's input
-  std::string detour;    // the same table, but with an unknown field: the SAX path's
+  std::string plain;   // the fast path's input
+  std::string detour;  // the same table, but with an unknown field: the SAX path's
   uint64_t dataBytes = 0;
 };
 
@@ -30,8 +30,8 @@ Generated generate(std::mt19937& rng) {
     static const char* const kSpaces[] = {"", "", "", " ", "\n", "\t", "\r\n  "};
     return kSpaces[pick(7)];
   };
-  static const char* const kPieces[] = {"model", ".", "layers", "0", "weight", "_", "é", "日本",
-                                        "😁", "/", "A", "z", "experts", "17", "~", " "};
+  static const char* const kPieces[] = {"model", ".", "layers", "0", "weight",  "_",  "é", "日本",
+                                        "😁",     "/", "A",      "z", "experts", "17", "~", " "};
   auto name = [&]() {
     std::string s;
     for (int i = pick(6); i > 0; --i) s += kPieces[pick(16)];
@@ -62,13 +62,14 @@ Generated generate(std::mt19937& rng) {
     const std::vector<std::string> fields = {
         "\"dtype\"" + space() + ":" + space() + "\"" + dtypeName(d) + "\"",
         "\"shape\"" + space() + ":" + space() + "[" + space() + dims + space() + "]",
-        "\"data_offsets\"" + space() + ":" + space() + "[" + std::to_string(offset) + "," + space() +
-            std::to_string(offset + bytes) + "]"};
+        "\"data_offsets\"" + space() + ":" + space() + "[" + std::to_string(offset) + "," +
+            space() + std::to_string(offset + bytes) + "]"};
     std::vector<int> order = {0, 1, 2};
     std::shuffle(order.begin(), order.end(), rng);
     std::string body;
     for (int k : order) body += (body.empty() ? "" : "," + space()) + fields[k];
-    entries.push_back("\"" + n + "\"" + space() + ":" + space() + "{" + space() + body + space() + "}");
+    entries.push_back("\"" + n + "\"" + space() + ":" + space() + "{" + space() + body + space() +
+                      "}");
     offset += bytes;
   }
   const int metadata = pick(4);  // none, null, {}, some keys
@@ -78,10 +79,12 @@ Generated generate(std::mt19937& rng) {
   if (metadata == 3) {
     meta = "\"__metadata__\":{";
     for (int k = pick(4); k >= 0; --k)
-      meta += "\"" + name() + "#" + std::to_string(k) + "\":" + space() + "\"" + name() + "\"" + (k ? "," : "");
+      meta += "\"" + name() + "#" + std::to_string(k) + "\":" + space() + "\"" + name() + "\"" +
+              (k ? "," : "");
     meta += "}";
   }
-  if (!meta.empty()) entries.insert(entries.begin() + pick(static_cast<int>(entries.size()) + 1), meta);
+  if (!meta.empty())
+    entries.insert(entries.begin() + pick(static_cast<int>(entries.size()) + 1), meta);
   auto join = [&](const std::vector<std::string>& parts) {
     std::string s = space() + "{" + space();
     for (size_t k = 0; k < parts.size(); ++k) s += (k ? "," + space() : "") + parts[k];
@@ -97,7 +100,8 @@ Generated generate(std::mt19937& rng) {
     break;
   }
   // No tensor to add a field to: an escaped name sends the header to the SAX path instead.
-  if (detour == entries) detour.push_back(R"("a\u0062":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})");
+  if (detour == entries)
+    detour.push_back(R"("a\u0062":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})");
   g.detour = join(detour);
   g.dataBytes = offset;
   return g;
@@ -147,8 +151,7 @@ TEST_CASE("the fast path and the SAX path build identical tables", "[header][pro
   }
 }
 
-TEST_CASE("a header the fast path gives up on mid-way parses from a clean table",
-          "[header]") {
+TEST_CASE("a header the fast path gives up on mid-way parses from a clean table", "[header]") {
   // The scanner has appended "a", "b" and a shape before it meets the escape in "c\u0064".
   const std::string text =
       R"({"__metadata__":{"k":"v"},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"

@@ -57,16 +57,15 @@ std::string inconsistency(const Header& h, const std::vector<uint8_t>& file) {
   while (last > first && isSpace(file[last - 1])) --last;
   if (last - first < 2 || file[first] != '{' || file[last - 1] != '}')
     return "accepted a header that is not one object in whitespace";
-  auto inStrings = [&h](StringRef r) {
-    return uint64_t{r.offset} + r.length <= h.strings.size();
-  };
+  auto inStrings = [&h](StringRef r) { return uint64_t{r.offset} + r.length <= h.strings.size(); };
   uint64_t expected = 0;
   for (size_t i = 0; i < h.tensors.size(); ++i) {
     const TensorInfo& t = h.tensors[i];
     if (!inStrings(t.name)) return "a tensor name outside the string arena";
     if (uint64_t{t.dimsOffset} + t.rank > h.dims.size()) return "a shape outside the dims arena";
     if (static_cast<int>(t.dtype) >= kDtypeCount) return "an out-of-range dtype";
-    if (t.begin != expected) return "tensors do not tile the buffer (tensor " + std::to_string(i) + ")";
+    if (t.begin != expected)
+      return "tensors do not tile the buffer (tensor " + std::to_string(i) + ")";
     if (t.end < t.begin) return "a tensor ends before it begins";
     expected = t.end;
     // Like the reference: the element count folds left to right and may not overflow at any
@@ -79,7 +78,8 @@ std::string inconsistency(const Header& h, const std::vector<uint8_t>& file) {
     unsigned __int128 bits = elements * dtypeBits(t.dtype);
     if (bits >> 64) return "accepted a tensor whose bit count overflows";
     if (bits % 8 != 0) return "accepted a tensor that is not a whole number of bytes";
-    if (t.end - t.begin != static_cast<uint64_t>(bits / 8)) return "a byte span that does not match the shape";
+    if (t.end - t.begin != static_cast<uint64_t>(bits / 8))
+      return "a byte span that does not match the shape";
   }
   if (8 + n + expected != file.size()) return "the tensors do not end at the end of the file";
   if (h.byName.size() != h.tensors.size()) return "byName is not one index per tensor";
@@ -108,7 +108,8 @@ void addCuts(std::vector<size_t>& cuts, size_t from, size_t to, size_t budget) {
   }
   const size_t edge = budget / 4;
   for (size_t i = 0; i < edge; ++i) cuts.push_back(from + i);
-  for (size_t k = 0; k < budget / 2; ++k) cuts.push_back(from + edge + (n - 2 * edge) * k / (budget / 2));
+  for (size_t k = 0; k < budget / 2; ++k)
+    cuts.push_back(from + edge + (n - 2 * edge) * k / (budget / 2));
   for (size_t i = n - edge; i < n; ++i) cuts.push_back(from + i);
 }
 
@@ -209,13 +210,13 @@ TEST_CASE("truncation sweep: every prefix of a valid file fails cleanly", "[head
                    10});
   std::string many = "{";
   for (int i = 0; i < 40; ++i)
-    many += (i ? "," : "") + tensorJson("layer." + std::to_string(i) + ".weight", "F16", "[2,2]",
-                                        8 * i, 8 * i + 8);
+    many += (i ? "," : "") +
+            tensorJson("layer." + std::to_string(i) + ".weight", "F16", "[2,2]", 8 * i, 8 * i + 8);
   built.push_back({"40 tensors", many + "}", 320});
   built.push_back({"escaped and non-ASCII names",
                    "{" + tensorJson(R"(a\"b\\c\n\u0000)", "U8", "[1]", 0, 1) + "," +
-                       tensorJson("\xE6\x97\xA5\xF0\x9F\x98\x80\\ud83d\\ude00", "U8", "[1]", 1, 2) + "," +
-                       tensorJson("", "U8", "[1]", 2, 3) + "}",
+                       tensorJson("\xE6\x97\xA5\xF0\x9F\x98\x80\\ud83d\\ude00", "U8", "[1]", 1, 2) +
+                       "," + tensorJson("", "U8", "[1]", 2, 3) + "}",
                    3});
   built.push_back({"the empty file", "{}      ", 0});
   for (const Built& b : built) {
@@ -259,7 +260,9 @@ struct Random {
   size_t below(size_t n) { return static_cast<size_t>(engine() % n); }
   bool chance(unsigned percent) { return below(100) < percent; }
   template <class T>
-  const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
+  const T& pick(const std::vector<T>& v) {
+    return v[below(v.size())];
+  }
 };
 
 struct Piece {
@@ -270,12 +273,28 @@ struct Piece {
 // Name and metadata fragments: plain, escaped, control, non-ASCII raw and escaped.
 const std::vector<Piece>& pieces() {
   static const std::vector<Piece> list = {
-      {"a", "a"}, {"b", "b"}, {"Z", "Z"}, {"0", "0"}, {".", "."}, {"_", "_"}, {" ", " "},
-      {"\\\"", "\""}, {"\\\\", "\\"}, {"\\/", "/"}, {"\\n", "\n"}, {"\\t", "\t"},
-      {"\\u0000", std::string(1, '\0')}, {"\\u001f", "\x1f"}, {"\x7f", "\x7f"},
-      {"\xC3\xA9", "\xC3\xA9"}, {"\\u00e9", "\xC3\xA9"}, {"\xE6\x97\xA5", "\xE6\x97\xA5"},
-      {"\\u65e5", "\xE6\x97\xA5"}, {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
-      {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"}, {"\\uFFFF", "\xEF\xBF\xBF"},
+      {"a", "a"},
+      {"b", "b"},
+      {"Z", "Z"},
+      {"0", "0"},
+      {".", "."},
+      {"_", "_"},
+      {" ", " "},
+      {"\\\"", "\""},
+      {"\\\\", "\\"},
+      {"\\/", "/"},
+      {"\\n", "\n"},
+      {"\\t", "\t"},
+      {"\\u0000", std::string(1, '\0')},
+      {"\\u001f", "\x1f"},
+      {"\x7f", "\x7f"},
+      {"\xC3\xA9", "\xC3\xA9"},
+      {"\\u00e9", "\xC3\xA9"},
+      {"\xE6\x97\xA5", "\xE6\x97\xA5"},
+      {"\\u65e5", "\xE6\x97\xA5"},
+      {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
+      {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"},
+      {"\\uFFFF", "\xEF\xBF\xBF"},
   };
   return list;
 }
@@ -348,9 +367,15 @@ GenFile randomFile(Random& r) {
     t.arrayForm = r.chance(10);
     t.dtypeMapForm = r.chance(10);
     static const std::vector<std::string> kExtraKeys = {"x", "extra", "dtype_", "Shape", ""};
-    static const std::vector<std::string> kExtraValues = {
-        "1", "-2.5e3", "\"s\"", "null", "true", "[1,[2,{}]]", R"({"a":{"b":[]}})",
-        "\"\\u0000\"", "18446744073709551616"};
+    static const std::vector<std::string> kExtraValues = {"1",
+                                                          "-2.5e3",
+                                                          "\"s\"",
+                                                          "null",
+                                                          "true",
+                                                          "[1,[2,{}]]",
+                                                          R"({"a":{"b":[]}})",
+                                                          "\"\\u0000\"",
+                                                          "18446744073709551616"};
     if (!t.arrayForm)
       for (const std::string& key : kExtraKeys)
         if (r.chance(8)) t.extraFields.push_back("\"" + key + "\":" + r.pick(kExtraValues));
@@ -434,7 +459,8 @@ std::string headerJson(Random& r, const GenFile& f) {
 
 std::vector<uint8_t> fileBytes(Random& r, const std::string& header, uint64_t dataBytes) {
   std::vector<uint8_t> file = makeFile(header, dataBytes);
-  for (size_t i = 8 + header.size(); i < file.size(); ++i) file[i] = static_cast<uint8_t>(r.engine());
+  for (size_t i = 8 + header.size(); i < file.size(); ++i)
+    file[i] = static_cast<uint8_t>(r.engine());
   return file;
 }
 
@@ -468,14 +494,49 @@ std::string mismatch(const Header& h, const GenFile& f) {
 // Damage, mostly to the header text with N kept right (so the parser gets past rule 3), and
 // sometimes to the model (swapped offsets, a changed dtype or dimension) or the raw bytes.
 void mutateHeader(Random& r, std::string& header) {
-  static const std::vector<std::string> kNumbers = {
-      "0", "1", "2", "3", "4", "7", "8", "255", "4294967296", "9007199254740993",
-      "2305843009213693952", "18446744073709551615", "18446744073709551616", "-1", "-0",
-      "1.5", "1e0", "01"};
-  static const std::vector<std::string> kSnippets = {
-      "{", "}", "[", "]", ",", ":", "\"", "\\", "0", "null", "\"dtype\":\"F32\",", "[0,0]",
-      "\"__metadata__\":{},", "\"__metadata__\":null,", "\"shape\":[],", "\xC3", "\xFF", "\x01",
-      std::string(1, '\0'), "\xEF\xBB\xBF", "\f", "\\u0000", "\\ud800", "\"F4\"", "\"F6_E2M3\""};
+  static const std::vector<std::string> kNumbers = {"0",
+                                                    "1",
+                                                    "2",
+                                                    "3",
+                                                    "4",
+                                                    "7",
+                                                    "8",
+                                                    "255",
+                                                    "4294967296",
+                                                    "9007199254740993",
+                                                    "2305843009213693952",
+                                                    "18446744073709551615",
+                                                    "18446744073709551616",
+                                                    "-1",
+                                                    "-0",
+                                                    "1.5",
+                                                    "1e0",
+                                                    "01"};
+  static const std::vector<std::string> kSnippets = {"{",
+                                                     "}",
+                                                     "[",
+                                                     "]",
+                                                     ",",
+                                                     ":",
+                                                     "\"",
+                                                     "\\",
+                                                     "0",
+                                                     "null",
+                                                     "\"dtype\":\"F32\",",
+                                                     "[0,0]",
+                                                     "\"__metadata__\":{},",
+                                                     "\"__metadata__\":null,",
+                                                     "\"shape\":[],",
+                                                     "\xC3",
+                                                     "\xFF",
+                                                     "\x01",
+                                                     std::string(1, '\0'),
+                                                     "\xEF\xBB\xBF",
+                                                     "\f",
+                                                     "\\u0000",
+                                                     "\\ud800",
+                                                     "\"F4\"",
+                                                     "\"F6_E2M3\""};
   if (header.empty()) {
     header = r.pick(kSnippets);
     return;
@@ -522,23 +583,20 @@ void mutateModel(Random& r, GenFile& f) {
       std::swap(t.end, u.end);
       break;
     }
-    case 1:
-      t.dtype = static_cast<Dtype>(r.below(kDtypeCount));
-      break;
+    case 1: t.dtype = static_cast<Dtype>(r.below(kDtypeCount)); break;
     case 2:
       if (!t.shape.empty()) t.shape[r.below(t.shape.size())] = r.below(6);
       break;
-    default:
-      (r.chance(50) ? t.begin : t.end) += r.chance(50) ? 1 : uint64_t(0) - 1;
-      break;
+    default: (r.chance(50) ? t.begin : t.end) += r.chance(50) ? 1 : uint64_t(0) - 1; break;
   }
 }
 
 }  // namespace
 
-TEST_CASE("property: random valid files parse to their table; damaged ones never break the "
-          "parser",
-          "[header][property]") {
+TEST_CASE(
+    "property: random valid files parse to their table; damaged ones never break the "
+    "parser",
+    "[header][property]") {
   uint64_t seed = 0x5AFE7E4505EEDull;
   if (const char* env = std::getenv("ST_PROPERTY_SEED")) seed = std::strtoull(env, nullptr, 0);
   const int iterations = 3000;
@@ -573,8 +631,10 @@ TEST_CASE("property: random valid files parse to their table; damaged ones never
       } else {  // raw bytes anywhere, N included; or one data byte more or less
         mutant = file;
         if (r.chance(30)) {
-          if (r.chance(50) || mutant.empty()) mutant.push_back(0);
-          else mutant.pop_back();
+          if (r.chance(50) || mutant.empty())
+            mutant.push_back(0);
+          else
+            mutant.pop_back();
         } else {
           size_t at = r.below(std::min<size_t>(mutant.size(), 8 + header.size() + 1));
           mutant[at] = static_cast<uint8_t>(mutant[at] ^ (1 + r.below(255)));
@@ -591,20 +651,19 @@ TEST_CASE("property: random valid files parse to their table; damaged ones never
       if (!broken.empty()) {
         INFO("iteration " << iteration << ", mutant " << m << ": "
                           << std::string(mutant.begin() + 8,
-                                         mutant.begin() + 8 + static_cast<std::ptrdiff_t>(
-                                                                  std::min<uint64_t>(
-                                                                      mh.headerLength,
-                                                                      mutant.size() - 8))));
+                                         mutant.begin() + 8 +
+                                             static_cast<std::ptrdiff_t>(std::min<uint64_t>(
+                                                 mh.headerLength, mutant.size() - 8))));
         FAIL("accepted an inconsistent table: " << broken);
       }
     }
   }
   // The damage must reach every rule, or this test checks less than it claims.
-  for (ErrorCode code : {ErrorCode::HeaderTooLarge, ErrorCode::InvalidHeaderLength,
-                         ErrorCode::InvalidHeader, ErrorCode::InvalidHeaderDeserialization,
-                         ErrorCode::InvalidOffset, ErrorCode::ValidationOverflow,
-                         ErrorCode::MisalignedSlice, ErrorCode::TensorInvalidInfo,
-                         ErrorCode::MetadataIncompleteBuffer}) {
+  for (ErrorCode code :
+       {ErrorCode::HeaderTooLarge, ErrorCode::InvalidHeaderLength, ErrorCode::InvalidHeader,
+        ErrorCode::InvalidHeaderDeserialization, ErrorCode::InvalidOffset,
+        ErrorCode::ValidationOverflow, ErrorCode::MisalignedSlice, ErrorCode::TensorInvalidInfo,
+        ErrorCode::MetadataIncompleteBuffer}) {
     INFO(errorCodeName(code));
     CHECK(rejectedBy[static_cast<size_t>(code)] > 0);
   }

@@ -11,10 +11,10 @@
 #include "name_order.hpp"
 
 using st::bytesLess;
-using st::mergeSort;
-using st::orderByName;
 using st::findRepeat;
+using st::mergeSort;
 using st::NameOf;
+using st::orderByName;
 
 TEST_CASE("bytesLess orders as std::string_view does, bytes unsigned, prefixes first") {
   std::mt19937 rng(7);
@@ -36,7 +36,8 @@ TEST_CASE("mergeSort is a stable sort") {
     std::vector<std::pair<int, int>> items(n);  // (key, original position)
     for (size_t i = 0; i < n; ++i) items[i] = {static_cast<int>(rng() % 10), static_cast<int>(i)};
     auto expected = items;
-    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](auto& a, auto& b) { return a.first < b.first; });
     mergeSort(items, [](auto& a, auto& b) { return a.first < b.first; });
     REQUIRE(items == expected);
   }
@@ -51,11 +52,14 @@ TEST_CASE("orderByName gives the indices in name order, equal names in index ord
   }
   const auto order = orderByName(
       names.size(),
-      [](const void* all, uint32_t i) -> std::string_view { return (*static_cast<const std::vector<std::string>*>(all))[i]; },
+      [](const void* all, uint32_t i) -> std::string_view {
+        return (*static_cast<const std::vector<std::string>*>(all))[i];
+      },
       &names);
   std::vector<uint32_t> expected(names.size());
   for (uint32_t i = 0; i < expected.size(); ++i) expected[i] = i;
-  std::stable_sort(expected.begin(), expected.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+  std::stable_sort(expected.begin(), expected.end(),
+                   [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
   REQUIRE(order == expected);
 }
 

@@ -41,23 +41,64 @@ void checkAgainstLibc(const std::string& text) {
 }  // namespace
 
 TEST_CASE("parseDouble reads what strtod reads, and stops where it stops", "[strtod]") {
-  for (const char* text :
-       {"0", "-0", "+0", "0.0", "1", "-1", "1.5", "0.1", "123456789012345678901234567890", "1e0", "1E+2",
-        "2.5e-3", "-7.25E-10", "1e22", "1e23", "9007199254740993", "0.000001", "1.e5", ".5", "5.", "-.5",
-        "1e", "1e+", "1e-x", "12abc", "1.2.3", "e5", "", "-", ".", "+.", "00012", "0.0000000000000000000001234",
-        "4.9e-324", "2.4e-324", "2.5e-324", "1e-400", "-1e-400", "2.2250738585072014e-308",
-        "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308", "1e308", "1e309",
-        "-1e309", "1e999999999999999999999", "1e-999999999999999999999", "0e999999999",
-        "0.1797693134862315807937289714053034150799e309"})
+  for (const char* text : {"0",
+                           "-0",
+                           "+0",
+                           "0.0",
+                           "1",
+                           "-1",
+                           "1.5",
+                           "0.1",
+                           "123456789012345678901234567890",
+                           "1e0",
+                           "1E+2",
+                           "2.5e-3",
+                           "-7.25E-10",
+                           "1e22",
+                           "1e23",
+                           "9007199254740993",
+                           "0.000001",
+                           "1.e5",
+                           ".5",
+                           "5.",
+                           "-.5",
+                           "1e",
+                           "1e+",
+                           "1e-x",
+                           "12abc",
+                           "1.2.3",
+                           "e5",
+                           "",
+                           "-",
+                           ".",
+                           "+.",
+                           "00012",
+                           "0.0000000000000000000001234",
+                           "4.9e-324",
+                           "2.4e-324",
+                           "2.5e-324",
+                           "1e-400",
+                           "-1e-400",
+                           "2.2250738585072014e-308",
+                           "1.7976931348623157e308",
+                           "1.7976931348623158e308",
+                           "1.7976931348623159e308",
+                           "1e308",
+                           "1e309",
+                           "-1e309",
+                           "1e999999999999999999999",
+                           "1e-999999999999999999999",
+                           "0e999999999",
+                           "0.1797693134862315807937289714053034150799e309"})
     checkAgainstLibc(text);
 }
 
 TEST_CASE("parseDouble overflows exactly at the midpoint above DBL_MAX", "[strtod]") {
-  checkAgainstLibc(kMidpoint);                          // the midpoint itself: ties to 2^1024
-  checkAgainstLibc(kMidpoint + "0000");                 // the same value, longer
-  checkAgainstLibc(kMidpoint + ".000000000001");        // just above
+  checkAgainstLibc(kMidpoint);                    // the midpoint itself: ties to 2^1024
+  checkAgainstLibc(kMidpoint + "0000");           // the same value, longer
+  checkAgainstLibc(kMidpoint + ".000000000001");  // just above
   checkAgainstLibc("-" + kMidpoint);
-  checkAgainstLibc("0." + kMidpoint + "e309");          // the same value through the exponent
+  checkAgainstLibc("0." + kMidpoint + "e309");  // the same value through the exponent
   checkAgainstLibc("000" + kMidpoint.substr(0, 100) + "." + kMidpoint.substr(100));
   for (size_t at = 0; at < kMidpoint.size(); ++at) {
     // One digit lower or higher anywhere: below or above the midpoint.
@@ -68,7 +109,8 @@ TEST_CASE("parseDouble overflows exactly at the midpoint above DBL_MAX", "[strto
       text[at] = char('0' + digit);
       checkAgainstLibc(text);
     }
-    checkAgainstLibc(kMidpoint.substr(0, at + 1) + std::string(kMidpoint.size() - at - 1, '0'));  // cut short
+    checkAgainstLibc(kMidpoint.substr(0, at + 1) +
+                     std::string(kMidpoint.size() - at - 1, '0'));  // cut short
   }
 }
 

@@ -24,8 +24,7 @@ struct Input {
   std::vector<uint64_t> byteLengths;
 
   // byteLength defaults to what the shape needs (sub-byte remainders rounded down).
-  Input& add(std::string name, Dtype dtype, std::vector<uint64_t> shape,
-             int64_t byteLength = -1) {
+  Input& add(std::string name, Dtype dtype, std::vector<uint64_t> shape, int64_t byteLength = -1) {
     uint64_t elements = 1;
     for (uint64_t d : shape) elements *= d;
     names.push_back(std::move(name));
@@ -85,7 +84,8 @@ std::vector<std::string> listDir(const std::string& dir, const std::string& suff
   if (!d) return names;
   while (dirent* entry = readdir(d)) {
     std::string name = entry->d_name;
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
       names.push_back(name);
   }
   closedir(d);
@@ -233,7 +233,9 @@ TEST_CASE("writer escapes strings as serde_json does") {
   auto entry = [](const std::string& quotedName) {
     return "{" + quotedName + R"(:{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
   };
-  auto one = [](std::string name) { return planJson(Input().add(std::move(name), Dtype::U8, {1})); };
+  auto one = [](std::string name) {
+    return planJson(Input().add(std::move(name), Dtype::U8, {1}));
+  };
   CHECK(one("a\"b") == entry(R"("a\"b")"));
   CHECK(one("a\\b") == entry(R"("a\\b")"));
   CHECK(one("nl\ncr\rtab\t") == entry(R"("nl\ncr\rtab\t")"));
@@ -242,7 +244,8 @@ TEST_CASE("writer escapes strings as serde_json does") {
   CHECK(one("\x1f\x1b") == entry(R"("\u001f\u001b")"));
   CHECK(one(std::string("a\0b", 3)) == entry(R"("a\u0000b")"));
   CHECK(one("a/b\x7f") == entry("\"a/b\x7f\""));
-  CHECK(one("\xC3\xBCn\xC3\xAF \xF0\x9F\x98\x80") == entry("\"\xC3\xBCn\xC3\xAF \xF0\x9F\x98\x80\""));
+  CHECK(one("\xC3\xBCn\xC3\xAF \xF0\x9F\x98\x80") ==
+        entry("\"\xC3\xBCn\xC3\xAF \xF0\x9F\x98\x80\""));
   CHECK(one("") == entry(R"("")"));
   WriterMetadata m = {{"k\"\n", "v\\\x02/"}};
   CHECK(planJson(Input(), &m) == R"({"__metadata__":{"k\"\n":"v\\\u0002/"}})");
@@ -255,9 +258,9 @@ TEST_CASE("writer metadata: null omits the key, empty writes {}, keys are sorted
   WriterMetadata empty;
   CHECK(planJson(in, &empty) == std::string(R"({"__metadata__":{},"w":)") + kF32Entry + "}");
   WriterMetadata m = {{"b", "2"}, {"\xC3\xA9", "4"}, {"a", "1"}, {"B", "3"}, {"", ""}};
-  CHECK(planJson(in, &m) ==
-        std::string("{\"__metadata__\":{\"\":\"\",\"B\":\"3\",\"a\":\"1\",\"b\":\"2\",\"\xC3\xA9\":\"4\"},\"w\":") +
-            kF32Entry + "}");
+  CHECK(planJson(in, &m) == std::string("{\"__metadata__\":{\"\":\"\",\"B\":\"3\",\"a\":\"1\","
+                                        "\"b\":\"2\",\"\xC3\xA9\":\"4\"},\"w\":") +
+                                kF32Entry + "}");
   CHECK(planJson(Input(), &empty) == R"({"__metadata__":{}})");
 }
 
@@ -265,12 +268,11 @@ TEST_CASE("writer handles zero-size and scalar tensors") {
   Input in;
   in.add("z_i64", Dtype::I64, {0}).add("nz", Dtype::F32, {1}).add("z_f32", Dtype::F32, {2, 0});
   in.add("s_bool", Dtype::BOOL, {}).add("s_f64", Dtype::F64, {});
-  CHECK(planJson(in) ==
-        R"({"z_i64":{"dtype":"I64","shape":[0],"data_offsets":[0,0]},)"
-        R"("s_f64":{"dtype":"F64","shape":[],"data_offsets":[0,8]},)"
-        R"("nz":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},)"
-        R"("z_f32":{"dtype":"F32","shape":[2,0],"data_offsets":[12,12]},)"
-        R"("s_bool":{"dtype":"BOOL","shape":[],"data_offsets":[12,13]}})");
+  CHECK(planJson(in) == R"({"z_i64":{"dtype":"I64","shape":[0],"data_offsets":[0,0]},)"
+                        R"("s_f64":{"dtype":"F64","shape":[],"data_offsets":[0,8]},)"
+                        R"("nz":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},)"
+                        R"("z_f32":{"dtype":"F32","shape":[2,0],"data_offsets":[12,12]},)"
+                        R"("s_bool":{"dtype":"BOOL","shape":[],"data_offsets":[12,13]}})");
   // A scalar may come without a shape pointer at all.
   WriterTensor scalar{"s", Dtype::I32, nullptr, 0, 4};
   WritePlan plan;
@@ -302,10 +304,12 @@ TEST_CASE("writer rejects a tensor named __metadata__") {
 }
 
 TEST_CASE("writer rejects duplicate tensor names, also across dtypes") {
-  Error e = planError(Input().add("a", Dtype::U8, {1}).add("b", Dtype::U8, {1}).add("a", Dtype::U8, {2}));
+  Error e =
+      planError(Input().add("a", Dtype::U8, {1}).add("b", Dtype::U8, {1}).add("a", Dtype::U8, {2}));
   CHECK(e.code == ErrorCode::InvalidHeaderDeserialization);
   CHECK(e.message == R"(duplicate tensor name "a")");
-  e = planError(Input().add("x", Dtype::F32, {1}).add("y", Dtype::U8, {1}).add("x", Dtype::BOOL, {1}));
+  e = planError(
+      Input().add("x", Dtype::F32, {1}).add("y", Dtype::U8, {1}).add("x", Dtype::BOOL, {1}));
   CHECK(e.code == ErrorCode::InvalidHeaderDeserialization);
   CHECK(e.tensor == "x");
 }
@@ -329,19 +333,22 @@ TEST_CASE("writer rejects element and bit counts that overflow 64 bits") {
   const uint64_t k32 = uint64_t(1) << 32;
   Error e = planError(Input().add("e", Dtype::U8, {k32, k32}, 0));
   CHECK(e.code == ErrorCode::ValidationOverflow);
-  CHECK(e.message == R"(tensor "e" shape [4294967296, 4294967296]: element count overflows 64 bits)");
+  CHECK(e.message ==
+        R"(tensor "e" shape [4294967296, 4294967296]: element count overflows 64 bits)");
   // The running product overflows before the 0: the reader rejects it too.
-  CHECK(planError(Input().add("e", Dtype::U8, {k32, k32, 0}, 0)).code == ErrorCode::ValidationOverflow);
+  CHECK(planError(Input().add("e", Dtype::U8, {k32, k32, 0}, 0)).code ==
+        ErrorCode::ValidationOverflow);
   e = planError(Input().add("b", Dtype::F32, {uint64_t(1) << 62}, 0));
   CHECK(e.code == ErrorCode::ValidationOverflow);
-  CHECK(e.message == R"(tensor "b" 4611686018427387904 elements of F32: bit count overflows 64 bits)");
+  CHECK(e.message ==
+        R"(tensor "b" 4611686018427387904 elements of F32: bit count overflows 64 bits)");
 }
 
 TEST_CASE("writer rejects data or a file that would end past 2^64") {
   const uint64_t half = uint64_t(1) << 60;  // bits still fit: 2^60 x 8
   Input in;
-  for (const char* name : {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
-                           "m", "n", "o", "p"})
+  for (const char* name :
+       {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"})
     in.add(name, Dtype::U8, {half});
   Error e = planError(in);
   CHECK(e.code == ErrorCode::ValidationOverflow);
@@ -409,8 +416,9 @@ TEST_CASE("writer rejects more tensors than a header can hold before reading any
   WritePlan plan;
   Error e = planWrite(nullptr, kMaxHeaderLength + 1, nullptr, plan);
   CHECK(e.code == ErrorCode::HeaderTooLarge);
-  CHECK(e.message ==
-        "100000001 tensors and 0 metadata entries cannot fit in a header of at most 100000000 bytes");
+  CHECK(
+      e.message ==
+      "100000001 tensors and 0 metadata entries cannot fit in a header of at most 100000000 bytes");
 }
 
 // Kept out of the default run ([.]): parsing a 100 MB header takes seconds (minutes under
@@ -433,7 +441,8 @@ TEST_CASE("flat input plans the same bytes as WriterTensor input") {
 
   const std::string names = "ba\"", strings = "z1a2";
   const std::vector<uint32_t> nameLengths = {1, 0, 2}, ranks = {2, 0, 1}, lengths = {1, 1, 1, 1};
-  const std::vector<uint8_t> dtypes = {uint8_t(Dtype::F32), uint8_t(Dtype::BOOL), uint8_t(Dtype::F32)};
+  const std::vector<uint8_t> dtypes = {uint8_t(Dtype::F32), uint8_t(Dtype::BOOL),
+                                       uint8_t(Dtype::F32)};
   const std::vector<uint64_t> dims = {2, 3, 1}, byteLengths = {24, 1, 4};
   FlatWriteInput flat;
   flat.tensorCount = 3;
@@ -462,9 +471,10 @@ TEST_CASE("writer round trip: random tensor sets parse back as planned") {
   std::mt19937_64 rng(20260530);
   auto pick = [&rng](uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng); };
   // Pieces of names: quotes, backslashes, control bytes, NUL, DEL, 2- and 4-byte UTF-8.
-  const std::vector<std::string> pieces = {"a", "b", "Z", ".", "/", "\"", "\\", "\n", "\t",
-                                           std::string(1, '\0'), "\x01", "\x1f", "\x7f",
-                                           "\xC3\xA9", "\xF0\x9F\x98\x80", "_"};
+  const std::vector<std::string> pieces = {"a",    "b",    "Z",    ".",        "/",
+                                           "\"",   "\\",   "\n",   "\t",       std::string(1, '\0'),
+                                           "\x01", "\x1f", "\x7f", "\xC3\xA9", "\xF0\x9F\x98\x80",
+                                           "_"};
   auto randomString = [&]() {
     std::string s;
     for (uint64_t n = pick(6); n > 0; --n) s += pieces[pick(pieces.size())];

@@ -26,7 +26,8 @@ constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kGiB = size_t(1) << 30;
 
 bool inside(void* ptr, size_t size) {
-  return ptr == nullptr || uint64_t(reinterpret_cast<uintptr_t>(ptr)) + size <= emscripten_get_heap_size();
+  return ptr == nullptr ||
+         uint64_t(reinterpret_cast<uintptr_t>(ptr)) + size <= emscripten_get_heap_size();
 }
 
 // Allocates and writes the block's first and last bytes (a block past the end would trap here).
