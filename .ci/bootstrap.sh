@@ -8,6 +8,7 @@ command -v em++ >/dev/null 2>&1 || need+=(emscripten)
 [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
 [ -f /usr/include/catch2/catch.hpp ] || need+=(catch2)
 command -v clang++ >/dev/null 2>&1 || need+=(clang)
+command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
 # libFuzzer and the sanitizer runtimes for clang
 compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || need+=(libclang-rt-dev)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
@@ -23,7 +24,7 @@ fi
 
 if [ ! -f /etc/debian_version ]; then
   echo "bootstrap: this is not Debian; install these yourself: ${need[*]}" >&2
-  echo "(emscripten 3.1.x, nlohmann-json 3.11, Catch2 v2, clang with libFuzzer, cmake, chromium, nginx)" >&2
+  echo "(emscripten 3.1.x, nlohmann-json 3.11, Catch2 v2, clang with libFuzzer, clang-format, cmake, chromium, nginx)" >&2
   exit 1
 fi
 sudo=""

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, in one command (`npm test`): the C++ suite natively, under
-# ASan+UBSan and compiled to wasm under Node (32-bit size_t); bounded fuzzing; the type check;
-# the Node tests; the browser tests. Installs what is missing first.
+# ASan+UBSan and compiled to wasm under Node (32-bit size_t); bounded fuzzing; lint and format;
+# the type check; the Node tests; the browser tests. Installs what is missing first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs
@@ -58,6 +58,13 @@ step "C++ suite (native)" cxx_suite build/native -DCMAKE_BUILD_TYPE=Release
 step "C++ suite (ASan+UBSan)" cxx_suite build/asan -DCMAKE_BUILD_TYPE=Debug -DST_SANITIZE=ON
 step "C++ suite (wasm32 under Node)" wasm_suite
 step "fuzzing (${FUZZ_SECONDS}s per target)" fuzz
+lint() {
+  npx eslint . || return 1
+  # The C++ sources in the style .clang-format describes (clang-format -i applies it).
+  git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
+}
+
+step "lint and format (eslint, clang-format)" lint
 step "type check (tsc --strict)" npx tsc -p tests/tsconfig.json
 step "Node tests" node --test tests/js/
 if [ -d tests/browser ] && ls tests/browser/*.test.js >/dev/null 2>&1; then

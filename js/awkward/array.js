@@ -235,7 +235,7 @@ function typeString(nodes, i, projection) {
     }
     case 'RecordArray': {
       if (projection.length > 0) return typeString(nodes, n.contents[findField(n, projection[0])], projection.slice(1))
-      const parts = n.contents.map((c, k) => typeString(nodes, c, []))
+      const parts = n.contents.map((c) => typeString(nodes, c, []))
       const name = typeof n.parameters.__record__ === 'string' ? n.parameters.__record__ : null
       if (n.fields) {
         const body = n.fields.map((f, k) => `${fieldName(f)}: ${parts[k]}`).join(', ')
