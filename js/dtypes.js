@@ -1,5 +1,5 @@
 /**
- * Dtype facts needed on the JS side. The order is the table's in docs/format.md, "Dtypes" (and
+ * Dtype and shape facts needed on the JS side. The order is the table's in docs/format.md, "Dtypes" (and
  * the core's enum).
  */
 export const DTYPES = /** @type {const} */ ([
@@ -48,4 +48,15 @@ export function arrayTypeOf(dtype) {
     case 'I8': return { ctor: Int8Array, perElement: 1 }
     default: return { ctor: Uint8Array, perElement: 1 }  // BOOL, U8, F8_*, F4, F6_*
   }
+}
+
+/**
+ * The number of elements of a shape (dimensions are Numbers, or BigInts above 2^53, which only a
+ * tensor with another dimension of 0 can have). The one place every caller counts them.
+ * @param {ArrayLike<number | bigint>} shape
+ */
+export function elementCount(shape) {
+  let n = 1
+  for (let i = 0; i < shape.length; i++) n *= Number(shape[i])
+  return n
 }

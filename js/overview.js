@@ -3,6 +3,7 @@
  * file and a sharded set alike. For a sharded set every shard's header is read first
  * (loadHeaders, `onProgress` counting shards), so sizes, rows and counts are whole.
  */
+import { elementCount } from './dtypes.js'
 import { ShardedFile } from './sharded.js'
 
 /**
@@ -76,7 +77,5 @@ async function shardedOverview(f, options) {
 
 /** @param {import('./index.js').TensorInfo} info @param {string | null} shard @param {number} order @returns {Row} */
 function row(info, shard, order) {
-  let elements = 1
-  for (const d of info.shape) elements *= Number(d)
-  return { ...info, elements, shard, order }
+  return { ...info, elements: elementCount(info.shape), shard, order }
 }

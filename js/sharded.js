@@ -8,6 +8,7 @@
  * Anything else is refused with UnsafeShardPath before any request is made.
  */
 import { ASYNC_DISPOSE } from './dispose.js'
+import { elementCount } from './dtypes.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
 import { openSource } from './file.js'
@@ -336,7 +337,7 @@ export class ShardedFile {
     for (const name of this.#index.names) {
       const i = this.#require(name)
       const { dtype, shape } = this.#inShard(/** @type {SafetensorsFile} */ (this.#opened.get(i)), i, name)
-      const n = shape.reduce((a, d) => a * Number(d), 1)
+      const n = elementCount(shape)
       byDtype[dtype] = (byDtype[dtype] ?? 0) + n
       total += n
     }

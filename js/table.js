@@ -4,6 +4,7 @@
  * 10,000 tensors costs a few typed arrays until someone asks.
  */
 import { SafetensorsError } from './errors.js'
+import { elementCount } from './dtypes.js'
 
 const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: false })
 
@@ -91,9 +92,5 @@ export class TensorTable {
   }
 
   /** @param {number} i element count (exact: valid tensors have at most 8 x file length elements) */
-  elementCount(i) {
-    let n = 1
-    for (const d of this.shape(i)) n *= Number(d)
-    return n
-  }
+  elementCount(i) { return elementCount(this.shape(i)) }
 }

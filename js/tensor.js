@@ -3,7 +3,7 @@
  * frees it, and a FinalizationRegistry frees it if the Tensor is collected first.
  */
 import { heapArray, heapFree, heapView, stats, toFloat32 } from './core/index.js'
-import { arrayTypeOf } from './dtypes.js'
+import { arrayTypeOf, elementCount } from './dtypes.js'
 import { SafetensorsError } from './errors.js'
 import { DISPOSE } from './dispose.js'
 
@@ -36,11 +36,7 @@ export class Tensor {
   get byteLength() { return this.#byteLength }
 
   /** Number of elements (C64 counts one per complex value). */
-  get elementCount() {
-    let n = 1
-    for (const d of this.shape) n *= Number(d)
-    return n
-  }
+  get elementCount() { return elementCount(this.shape) }
 
   #live() {
     if (this.#ptr === 0)

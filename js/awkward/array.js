@@ -7,6 +7,7 @@
 import { AwkwardReadContext, findField } from './read.js'
 import { AwkwardForm } from '../core/awkward.js'
 import { SafetensorsError } from '../errors.js'
+import { elementCount } from '../dtypes.js'
 import { DISPOSE } from '../dispose.js'
 import { loadCore } from '../wasm.js'
 
@@ -35,7 +36,7 @@ export async function openAwkward(file) {
   const checked = new AwkwardForm(core, form, length, (name) => {
     if (!names.has(name)) return null
     const info = file.info(name)
-    return { dtype: info.dtype, elements: info.shape.reduce((/** @type {number} */ a, d) => a * Number(d), 1), byteOffset: info.byteOffset }
+    return { dtype: info.dtype, elements: elementCount(info.shape), byteOffset: info.byteOffset }
   })
   const context = new AwkwardReadContext(file, core, checked)
   return new AwkwardArray(context, 0, 0, context.length, [])

@@ -14,7 +14,7 @@ import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { SafetensorsFile, open } from '../node.js'
 import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
 import { loadCore } from '../wasm.js'
-import { DTYPE_BITS } from '../dtypes.js'
+import { DTYPE_BITS, elementCount } from '../dtypes.js'
 import { planFile } from '../writer.js'
 
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
@@ -66,7 +66,7 @@ export async function convertFile(input, output, options) {
       const { dtype: from, shape, byteLength: inLength } = f.info(name)
       const to = CONVERTED_DTYPES.has(from) ? dtype : from
       if (to !== from) cast++
-      const elements = shape.reduce((/** @type {number} */ n, d) => n * Number(d), 1)
+      const elements = elementCount(shape)
       const byteLength = to === from ? inLength : (elements * DTYPE_BITS[to]) / 8
       return {
         name, dtype: to, shape, byteLength,

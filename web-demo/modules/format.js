@@ -3,9 +3,4 @@
  */
 export { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatPercent, formatShape, formatValue } from '../../js/format.js'
 
-/** Elements of a shape (dimensions may be BigInt when a dimension is 0). @param {ArrayLike<number | bigint>} shape */
-export function elementCount(shape) {
-  let n = 1
-  for (const d of Array.from(shape)) n *= Number(d)
-  return n
-}
+export { elementCount } from '../../js/dtypes.js'
