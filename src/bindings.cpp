@@ -70,16 +70,18 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   bindMethod<&ParsedFile::error>("parsedFileError");
   bindMethod<&ParsedFile::tables>("parsedFileTables");
 
-  // The heap layouts js/core/ reads and writes, for its test.
+  // Diagnostics, not API (js/ exports none of them): the heap layouts js/core/ reads and writes,
+  // for its test; the bytes the heap holds, for the tests' leak checks and OutOfMemory's
+  // message; a wasm memcpy, the baseline bench/convert.js measures conversions against.
   function("layout", &st::layoutJson);
 
-  // Bytes the allocator has handed out and not taken back: the tests' leak check.
+  // Bytes the allocator has handed out and not taken back.
   function(
       "heapInUse", +[]() -> double {
         return double(emmalloc_dynamic_heap_size() - emmalloc_free_dynamic_memory());
       });
 
-  // The wasm memcpy that bench/convert.js measures the conversions against.
+  // The wasm memcpy of bench/convert.js.
   function(
       "copyBytes", +[](uintptr_t dst, uintptr_t src, double n) {
         std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src),
