@@ -9,6 +9,7 @@
 import { heapArray, heapView } from '../core/index.js'
 import { DTYPE_BITS } from '../dtypes.js'
 import { SafetensorsError } from '../errors.js'
+import { limiter } from '../io/pool.js'
 
 /**
  * @typedef {import('../file.js').SafetensorsFile} SafetensorsFile
@@ -104,9 +105,8 @@ export class AwkwardReadContext {
   #form
   /** @type {Map<string, import('../table.js').TensorInfo>} */
   #infos = new Map()
-  #active = 0
-  /** @type {(() => void)[]} */
-  #waiting = []
+  /** Reads in flight at once, however many entries are asked for together. */
+  #limited = limiter(MAX_CONCURRENT_READS)
 
   /**
    * @param {SafetensorsFile} file
@@ -125,19 +125,6 @@ export class AwkwardReadContext {
   get disposed() { return this.#form.disposed }
 
   dispose() { this.#form.dispose() }
-
-  /** @template T @param {() => Promise<T>} run @returns {Promise<T>} */
-  async #limited(run) {
-    if (this.#active >= MAX_CONCURRENT_READS) await new Promise((resolve) => this.#waiting.push(() => resolve(undefined)))
-    else this.#active++
-    try {
-      return await run()
-    } finally {
-      const next = this.#waiting.shift()
-      if (next) next()  // the slot passes straight to the next read
-      else this.#active--
-    }
-  }
 
   /** @param {string} name */
   #info(name) {

@@ -45,3 +45,27 @@ export async function pool(items, limit, signal, task) {
   if (failure !== null) throw failure
   return results
 }
+
+/**
+ * The same bound for calls that come one by one rather than as a list (reads an awkward array
+ * makes as its entries are asked for): `limited(run)` runs `run` once fewer than `limit` others
+ * are running; a finished call hands its slot straight to the next one waiting.
+ * @param {number} limit
+ * @returns {<T>(run: () => Promise<T>) => Promise<T>}
+ */
+export function limiter(limit) {
+  let active = 0
+  /** @type {(() => void)[]} */
+  const waiting = []
+  return async (run) => {
+    if (active >= limit) await new Promise((resolve) => waiting.push(() => resolve(undefined)))
+    else active++
+    try {
+      return await run()
+    } finally {
+      const next = waiting.shift()
+      if (next) next()
+      else active--
+    }
+  }
+}
