@@ -12,13 +12,11 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-import { chromium } from 'playwright-core'
 import { DTYPES, open, serialize } from '../../js/node.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { sampleModel } from '../fixtures/make-sample.js'
@@ -26,10 +24,8 @@ import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
 import { PATHS, SLICES } from './app/checks.js'
+import { launchChromium, skip } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
-  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
 const APP_DIR = fileURLToPath(new URL('./app/', import.meta.url))
 /** Where origin A serves tests/browser/app/: the repository's own layout, so that the pages'
@@ -154,11 +150,7 @@ before(async () => {
   assert.ok(inputs.includes('js/index.js') && !inputs.includes('js/node.js'), `the browser entry is bundled: ${inputs.join(', ')}`)
   for (const name of await readdir(bundleDir)) app.addFile(BUNDLE_URL + name, await readFile(join(bundleDir, name)))
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  browser = await launchChromium()
 })
 
 after(async () => {

@@ -4,16 +4,12 @@
 // file (NotSafetensors), and an S3-style 403 (HttpError with its status and body).
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { chromium } from 'playwright-core'
 import { serialize } from '../../js/node.js'
 import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
+import { launchChromium, skip } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
-  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
 /** @type {Awaited<ReturnType<typeof startAppServer>>} */
 let app
@@ -48,11 +44,7 @@ before(async () => {
   })
   await new Promise((resolve) => plain.listen(0, '127.0.0.1', () => resolve(undefined)))
   plainOrigin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (plain.address()).port}`
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  browser = await launchChromium()
 })
 
 after(async () => {

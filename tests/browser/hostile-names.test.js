@@ -6,18 +6,14 @@
 // and skip pattern as inspector.test.js; screenshots go to tests/artifacts/inspector/ (git-ignored).
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
 import { serialize } from '../../js/node.js'
 import { startServer } from '../servers/static-server.js'
+import { launchChromium, skip } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
-const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
-  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
 const MANY = '/hostile/many.safetensors'    // 100,000 tensors g0.w ... g99999.w
 const DEEP = '/hostile/deep.safetensors'    // w, x.w, x.x.w, ...: a tree 1,500 levels deep
@@ -57,11 +53,7 @@ before(async () => {
   }, { metadata: { '\u202Ekey': 'value\u200B\u202Eevil', format: 'pt' } }))
   server.addFile(BAD, badFile())
   await mkdir(ARTIFACTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  browser = await launchChromium()
 })
 
 after(async () => {

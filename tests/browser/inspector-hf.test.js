@@ -4,22 +4,18 @@
 // web-demo/serve.js. Screenshots go to tests/artifacts/inspector/ (git-ignored).
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
 import { open, serialize } from '../../js/node.js'
 import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
 import { startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startHub } from '../js/hub-server.js'
+import { launchChromium, skip } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
-const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
-  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
 const DOWN_PROJ = 'model.layers.0.mlp.down_proj.weight'
 const NORM = 'model.norm.weight'
@@ -56,11 +52,7 @@ before(async () => {
   expected.shards = shardFiles.size - 1
   server = await startServer()
   await mkdir(ARTIFACTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  browser = await launchChromium()
 })
 
 after(async () => {

@@ -3,17 +3,13 @@
 // unclosed) and as a local file, each showing its tensors and the name as it is.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import { serialize } from '../../js/node.js'
 import { startServer } from '../servers/static-server.js'
+import { launchChromium, skip } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
-  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
@@ -29,11 +25,7 @@ before(async () => {
   server.addFile('/pct/100%.safetensors', bytes)
   dir = await mkdtemp(join(tmpdir(), 'st-percent-'))
   await writeFile(join(dir, '100%.safetensors'), bytes)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  browser = await launchChromium()
 })
 
 after(async () => {

@@ -3,23 +3,19 @@
 // go to tests/artifacts/inspector/ (git-ignored).
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
 import { DTYPES, open, serialize, serializeAwkward } from '../../js/node.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
 import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
+import { launchChromium, skip } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
-const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
-  : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
@@ -119,11 +115,7 @@ before(async () => {
   await mkdir(join(dir, 'sharded'))
   for (const [name, bytes] of shardFiles) await writeFile(join(dir, 'sharded', name), bytes)
   await mkdir(ARTIFACTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  browser = await launchChromium()
 })
 
 after(async () => {

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { SafetensorsError, open, serialize } from '../../js/node.js'
+import { open, serialize } from '../../js/node.js'
 import { startServer } from './http-server.js'
+import { fails } from './fails.js'
 
 const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
@@ -26,22 +27,6 @@ after(() => {
   rmSync(dir, { recursive: true, force: true })
   return server.close()
 })
-
-/**
- * @param {Promise<unknown> | (() => unknown)} action
- * @param {string} code @param {RegExp} [message]
- */
-async function fails(action, code, message) {
-  try {
-    await (typeof action === 'function' ? action() : action)
-  } catch (error) {
-    assert.ok(error instanceof SafetensorsError, `not a SafetensorsError: ${error}`)
-    assert.equal(error.code, code, error.message)
-    if (message) assert.match(error.message, message)
-    return error
-  }
-  assert.fail(`expected ${code}, it succeeded`)
-}
 
 test('slices: BigInt indices work; steps, extra bounds and fractions are InvalidSlice', async () => {
   const data = new Float32Array(6 * 8).map((_, i) => i)

@@ -10,8 +10,10 @@ import { createServer as createNetServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { ERROR_CODES, ERROR_INFO, SafetensorsError, ShardedFile, open, serialize } from '../../js/node.js'
+import { ERROR_CODES, ERROR_INFO, ShardedFile, open, serialize } from '../../js/node.js'
+/** @typedef {import('../../js/node.js').SafetensorsError} SafetensorsError */
 import { startServer } from './http-server.js'
+import { fails } from './fails.js'
 
 const fast = { retryDelay: 1 }
 const CLI = new URL('../../js/cli/main.js', import.meta.url).pathname
@@ -29,23 +31,6 @@ before(async () => {
   }, { metadata: { format: 'pt' } })
 })
 after(() => server.close())
-
-/**
- * @param {Promise<unknown> | (() => Promise<unknown>)} promise
- * @param {string} code @param {RegExp} [message]
- * @returns {Promise<SafetensorsError>}
- */
-async function fails(promise, code, message) {
-  try {
-    await (typeof promise === 'function' ? promise() : promise)
-  } catch (error) {
-    assert.ok(error instanceof SafetensorsError, `not a SafetensorsError: ${error}`)
-    assert.equal(error.code, code, error.message)
-    if (message) assert.match(error.message, message)
-    return error
-  }
-  assert.fail(`expected ${code}, it succeeded`)
-}
 
 const HTML = '<!DOCTYPE html>\n<html><head><title>model.safetensors · org/repo at main</title></head><body>' +
   'x'.repeat(3000) + '</body></html>'
