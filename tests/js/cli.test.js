@@ -55,7 +55,7 @@ after(async () => {
   await rm(dir, { recursive: true })
 })
 
-test('inspect --json prints exactly the DESIGN.md document', () => {
+test('inspect --json prints exactly the document docs/architecture.md describes (Command line)', () => {
   const r = run(CLI, 'inspect', small, '--json')
   assert.equal(r.stderr, '')
   assert.equal(r.code, 0)
