@@ -2,6 +2,7 @@
  * What every browser test shares: Debian's Chromium (never a downloaded one), the reason to skip
  * when it is absent or switched off, and the launch with the flags a headless test run wants.
  */
+import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { chromium } from 'playwright-core'
 
@@ -18,4 +19,34 @@ export function launchChromium() {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   })
+}
+
+/**
+ * A fresh page in its own context that fails the test, at `done()`, on any script error or
+ * console error (a refused Content-Security-Policy shows as one).
+ * @param {import('playwright-core').Browser} browser
+ * @param {{ width?: number, height?: number, colorScheme?: 'light' | 'dark' }} [options]
+ */
+export async function newPage(browser, options = {}) {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1400, height: options.height ?? 950 },
+    colorScheme: options.colorScheme ?? 'light',
+  })
+  const page = await context.newPage()
+  /** @type {string[]} */
+  const errors = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()) })
+  return {
+    page,
+    async done() {
+      await context.close()
+      assert.deepEqual(errors, [], 'no script errors in the page')
+    },
+  }
+}
+
+/** Waits until the inspector shows an opened file. @param {import('playwright-core').Page} page */
+export async function waitOpened(page) {
+  await page.waitForSelector('#summary:not([hidden])', { timeout: 15_000 })
 }

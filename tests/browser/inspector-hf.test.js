@@ -13,7 +13,7 @@ import { sampleModel } from '../fixtures/make-sample.js'
 import { startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startHub } from '../js/hub-server.js'
-import { launchChromium, skip } from './chromium.js'
+import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 
@@ -66,28 +66,6 @@ function pageUrl(more = {}) {
   return `${server.origin}/web-demo/?${new URLSearchParams({ ...more, endpoint: hub.base })}`
 }
 
-/** A fresh page (its own context) that fails the test on any script error. */
-async function newPage() {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 950 }, colorScheme: 'light' })
-  const page = await context.newPage()
-  /** @type {string[]} */
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
-  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()) })
-  return {
-    page,
-    async done() {
-      await context.close()
-      assert.deepEqual(errors, [], 'no script errors in the page')
-    },
-  }
-}
-
-/** @param {import('playwright-core').Page} page */
-async function waitOpened(page) {
-  await page.waitForSelector('#summary:not([hidden])', { timeout: 15_000 })
-}
-
 /** @param {import('playwright-core').Page} page @param {string} text */
 async function openRepo(page, text) {
   await page.fill('#repo-input', text)
@@ -120,7 +98,7 @@ function networkCounts(page) {
 }
 
 test('a repo id opens: every tensor in the table, a tensor view loads, one resolve, the meter counts', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(pageUrl())
   assert.match(await page.textContent('#hub-endpoint') ?? '', new RegExp(`Repo ids open from ${hub.base}`), 'the page says where repo ids go')
   hub.resetStats()
@@ -157,7 +135,7 @@ test('a repo id opens: every tensor in the table, a tensor view loads, one resol
 })
 
 test('a gated repo: access denied without a token, opens with the page\'s token, which never reaches the CDN', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(pageUrl())
   await openRepo(page, 'org/gated-llama')
   const error = await errorShown(page)
@@ -179,7 +157,7 @@ test('a gated repo: access denied without a token, opens with the page\'s token,
 })
 
 test('after the CDN URL expires, the next tensor is read with one more resolve', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(pageUrl())
   hub.resetStats()
   await openRepo(page, 'org/tiny-llama')
@@ -195,7 +173,7 @@ test('after the CDN URL expires, the next tensor is read with one more resolve',
 })
 
 test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and huggingface.co links work', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(pageUrl({ hf: 'org/sharded-llama', tensor: NORM }))
   await waitOpened(page)
   assert.equal(await page.textContent('.summary .badge'), `sharded · ${expected.shards} shards`)
@@ -219,7 +197,7 @@ test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and h
 })
 
 test('what cannot be opened says why: a bad repo id, a repo without weights, a missing file', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(pageUrl())
   await openRepo(page, 'just-a-name')
   let error = await errorShown(page)

@@ -13,7 +13,7 @@ import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
 import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
-import { launchChromium, skip } from './chromium.js'
+import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 
@@ -125,34 +125,6 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true })
 })
 
-/**
- * A fresh page (its own context) that fails the test on any script error.
- * @param {{ width?: number, height?: number, colorScheme?: 'light' | 'dark' }} [options]
- */
-async function newPage(options = {}) {
-  const context = await browser.newContext({
-    viewport: { width: options.width ?? 1400, height: options.height ?? 950 },
-    colorScheme: options.colorScheme ?? 'light',
-  })
-  const page = await context.newPage()
-  /** @type {string[]} */
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
-  page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text()) })
-  return {
-    page,
-    async done() {
-      await context.close()
-      assert.deepEqual(errors, [], 'no script errors in the page')
-    },
-  }
-}
-
-/** @param {import('playwright-core').Page} page */
-async function waitOpened(page) {
-  await page.waitForSelector('#summary:not([hidden])', { timeout: 15_000 })
-}
-
 /** @param {import('playwright-core').Page} page @param {string} name */
 async function selectTensor(page, name) {
   await page.click(`#panel-table tr[data-name="${name}"]`)
@@ -200,7 +172,7 @@ async function errorShown(page) {
 }
 
 test('opens the bundled sample: sizes, parameters by dtype, metadata, every tensor', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl())
   await shoot(page, 'start')
   await page.click('#sample-button')
@@ -223,7 +195,7 @@ test('opens the bundled sample: sizes, parameters by dtype, metadata, every tens
 })
 
 test('selecting a tensor fetches only its bytes: stats, histogram, heatmap, values, network panel', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   server.resetStats()
@@ -264,7 +236,7 @@ test('selecting a tensor fetches only its bytes: stats, histogram, heatmap, valu
 })
 
 test('?url= opens a file straight away, and &tensor= selects a tensor', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(`${server.pageUrl(server.url(SAMPLE_PATH))}&tensor=${encodeURIComponent('model.position_ids')}`)
   await waitOpened(page)
   await page.waitForSelector('.values-table')
@@ -277,7 +249,7 @@ test('?url= opens a file straight away, and &tensor= selects a tensor', { skip }
 })
 
 test('the table filters, sorts and works from the keyboard; the tree groups names by prefix', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   await page.fill('#tensor-filter', 'mlp down')
@@ -328,7 +300,7 @@ test('the table filters, sorts and works from the keyboard; the tree groups name
 })
 
 test('a dropped local file is read by slices, and a plane of a 4-D tensor is drawn', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl())
   const size = await page.evaluate(async () => {
     const { serialize } = await import('/js/index.js')
@@ -365,7 +337,7 @@ test('a dropped local file is read by slices, and a plane of a 4-D tensor is dra
 })
 
 test('a file chosen with the picker opens', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl())
   await page.setInputFiles('#file-input', join(dir, 'tiny-llama.safetensors'))
   await waitOpened(page)
@@ -376,7 +348,7 @@ test('a file chosen with the picker opens', { skip }, async () => {
 })
 
 test('a sharded set chosen as local files (the index with its shards) opens; a missing shard is named', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl())
   const shardNames = [...shardFiles.keys()].filter((name) => name !== INDEX_NAME)
   await page.setInputFiles('#file-input', [...shardFiles.keys()].map((name) => join(dir, 'sharded', name)))
@@ -399,7 +371,7 @@ test('a sharded set chosen as local files (the index with its shards) opens; a m
 })
 
 test('a tensor over 16 MB is fetched as a leading block; the slice can be changed', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl(LARGE))
   await waitOpened(page)
   server.resetStats()
@@ -423,7 +395,7 @@ test('a tensor over 16 MB is fetched as a leading block; the slice can be change
 })
 
 test('a slow fetch shows its progress and can be cancelled', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl(SLOW))
   await waitOpened(page)
   server.addQuirks('/slow/', { bytesPerSecond: 400_000 })
@@ -451,7 +423,7 @@ test('a slow fetch shows its progress and can be cancelled', { skip }, async () 
 })
 
 test('each error has a clear message: 404, Range ignored, CORS headers hidden, invalid file, token needed', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl('/missing/model.safetensors'))
   let error = await errorShown(page)
   assert.equal(error.title, 'Not found (HTTP 404)')
@@ -502,7 +474,7 @@ test('each error has a clear message: 404, Range ignored, CORS headers hidden, i
 })
 
 test('a sharded checkpoint shows every shard; a tensor is read from its shard', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl())
   await page.click('#sharded-sample-button')
   await waitOpened(page)
@@ -524,7 +496,7 @@ test('a sharded checkpoint shows every shard; a tensor is read from its shard', 
 })
 
 test('every dtype is shown: statistics, values and a heatmap, or raw bytes for F6', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl('/dtypes/all.safetensors'))
   await waitOpened(page)
   /** @type {Record<string, string[]>} */
@@ -550,7 +522,7 @@ test('every dtype is shown: statistics, values and a heatmap, or raw bytes for F
 })
 
 test('narrow screens: one column, nothing wider than the screen', { skip }, async () => {
-  const { page, done } = await newPage({ width: 390, height: 844 })
+  const { page, done } = await newPage(browser, { width: 390, height: 844 })
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   await selectTensor(page, 'model.embed_tokens.weight')
@@ -566,7 +538,7 @@ test('narrow screens: one column, nothing wider than the screen', { skip }, asyn
 })
 
 test('accessibility basics: every control is labelled, focus is visible, dark scheme works', { skip }, async () => {
-  const { page, done } = await newPage({ colorScheme: 'dark' })
+  const { page, done } = await newPage(browser, { colorScheme: 'dark' })
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   await selectTensor(page, 'lm_head.weight')
@@ -586,7 +558,7 @@ test('accessibility basics: every control is labelled, focus is visible, dark sc
 })
 
 test('an awkward-array file shows its type, its form as a tree and its first entries', { skip }, async () => {
-  const { page, done } = await newPage()
+  const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl(server.url(AWKWARD)))
   await waitOpened(page)
   await page.waitForSelector('#awkward:not([hidden])', { timeout: 15_000 })
