@@ -51,6 +51,14 @@ export const ERROR_INFO = /* @__PURE__ */ deepFreeze({
   UnsafeShardPath: { meaning: 'an index names a shard outside its folder', fix: 'shard paths must be plain relative paths' },
   ShardMissing: { meaning: 'a shard the index names is not there (not given, no file, HTTP 404)', fix: 'give or upload every shard' },
   IndexMismatch: { meaning: 'the index and a shard\'s header disagree', fix: 'the set was not written together' },
+  // Quantized weights (docs/quantized.md).
+  QuantPartMissing: { meaning: 'a quantized weight lacks a part its scheme needs (scales, zeros...)', fix: 'a shard missing from the index, or a checkpoint saved without it' },
+  QuantPartInvalid: { meaning: 'a part of a quantized weight has the wrong dtype or shape for it', fix: 'a corrupt or hand-edited checkpoint; the message names the part' },
+  QuantIndexOutOfRange: { meaning: 'a GPTQ g_idx puts an input in a group the scales do not have', fix: 'a corrupt checkpoint' },
+  QuantStateInvalid: { meaning: 'a bitsandbytes quant-state JSON is unreadable or disagrees with the tensors', fix: 'a corrupt checkpoint' },
+  QuantConfigMismatch: { meaning: 'the quantization config disagrees with the tensors (block, bits, group size, method)', fix: 'pass the quantization_config saved with these weights, or none' },
+  NotQuantized: { meaning: 'dequantize() of a name that is not a quantized weight', fix: 'quantized() lists them; read plain tensors with tensor()' },
+  UnsupportedQuantization: { meaning: 'a quantization variant this library does not decode', fix: 'see docs/quantized.md for what is decoded' },
   // Awkward arrays.
   AwkwardInvalidMetadata: { meaning: 'the form or length in the metadata is unreadable', fix: 'a file not written by ak.to_safetensors' },
   AwkwardInvalidForm: { meaning: 'the form is not a valid awkward form', fix: 'a file not written by ak.to_safetensors' },

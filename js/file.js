@@ -11,6 +11,11 @@ import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
 import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
 import { loadCore } from './wasm.js'
+import { countParameters, detect, quantConfig, shapeCarriers } from './quant/detect.js'
+
+/** Internal: a file's part lookups for a sharded set's detection, and raw byte reads for dequantize. */
+export const PARTS = Symbol('parts')
+export const READ_RANGES = Symbol('readRanges')
 
 /**
  * @typedef {import('./io/reader.js').ReadOptions} ReadOptions
@@ -28,6 +33,7 @@ import { loadCore } from './wasm.js'
 export async function openSource(source, options = {}) {
   const core = await loadCore()
   const { signal } = options
+  const quantization = quantConfig(options.quantization)
   throwIfAborted(signal)
   const fileLength = source.byteLength
   const prefix = await source.read(0, Math.min(8, fileLength), { signal })
@@ -55,10 +61,36 @@ export async function openSource(source, options = {}) {
       onProgress?.({ loaded: 8 + headerLength, total: 8 + headerLength })
     }
     const table = new TensorTable(parseHeader(core, ptr, headerLength, fileLength), 8 + headerLength)
-    return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false)
+    const small = await readShapeCarriers(core, source, table, signal)
+    return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false, { small, quantization })
   } finally {
     heapFree(core, ptr)
   }
+}
+
+/**
+ * The small tensors that hold quantized weights' logical shapes (see quant/detect.js), read at
+ * open so that quantized() and parameterCount() need no read. A header that names none costs
+ * one search of its names.
+ * @param {any} core @param {ByteSource} source @param {TensorTable} table @param {AbortSignal | undefined} signal
+ * @returns {Promise<Map<string, Uint8Array>>}
+ */
+async function readShapeCarriers(core, source, table, signal) {
+  const small = new Map()
+  if (!table.mentions('.weight_shape') && !table.mentions('.quant_state.bitsandbytes__')) return small
+  const names = shapeCarriers(table.names, (name) => table.info(table.require(name)))
+  const targets = names.map((name) => {
+    const i = table.require(name)
+    return { name, offset: table.byteOffset(i), length: table.byteLength(i), ptr: 0 }
+  })
+  try {
+    for (const t of targets) t.ptr = heapAlloc(core, t.length)
+    await readTargets(core, source, targets, { signal })
+    for (const t of targets) small.set(t.name, heapView(core, t.ptr, t.length).slice())
+  } finally {
+    for (const t of targets) if (t.ptr) heapFree(core, t.ptr)
+  }
+  return small
 }
 
 /**
@@ -78,6 +110,10 @@ export class SafetensorsFile {
   #table
   #closeSource
   #closed = false
+  #small
+  #quantization
+  /** @type {import('./quant/detect.js').Detection | null} */
+  #detection = null
 
   /**
    * @param {any} core
@@ -85,8 +121,12 @@ export class SafetensorsFile {
    * @param {TensorTable} table
    * @param {number} headerLength
    * @param {boolean} closeSource
+   * @param {{ small?: Map<string, Uint8Array>, quantization?: Record<string, any> | null }} [quant]
+   *   small: the shape carriers' bytes (readShapeCarriers); quantization: the model's config
    */
-  constructor(core, source, table, headerLength, closeSource) {
+  constructor(core, source, table, headerLength, closeSource, quant = {}) {
+    this.#small = quant.small ?? new Map()
+    this.#quantization = quant.quantization ?? null
     this.#core = core
     this.#source = source
     this.#table = table
@@ -106,18 +146,83 @@ export class SafetensorsFile {
   /** @param {string} name @returns {TensorInfo} */
   info(name) { return this.#table.info(this.#table.require(name)) }
 
-  /** @returns {{ total: number, byDtype: Record<string, number> }} */
+  /**
+   * Parameters: plain tensors by dtype; each quantized weight (see quantized()) once, by its
+   * logical shape, under byScheme; the parts of quantized weights (scales, zeros...) count zero.
+   * @returns {{ total: number, byDtype: Record<string, number>, byScheme: Record<string, number> }}
+   */
   parameterCount() {
-    /** @type {Record<string, number>} */
-    const byDtype = {}
-    let total = 0
-    for (let i = 0; i < this.#table.count; i++) {
-      const n = this.#table.elementCount(i)
-      const dtype = this.#table.dtype(i)
-      byDtype[dtype] = (byDtype[dtype] ?? 0) + n
-      total += n
+    return countParameters(this[PARTS](), this.#detect())
+  }
+
+  /**
+   * The quantized weights, one entry each (logical name, scheme, logical shape, stored parts);
+   * plain tensors are not listed. Throws the first inconsistency found (a missing part...).
+   * @returns {import('./quant/detect.js').QuantizedWeight[]}
+   */
+  quantized() {
+    const found = this.#detect()
+    if (found.problems.length > 0) throw found.problems[0]
+    return found.entries.map(copyEntry)
+  }
+
+  /**
+   * A quantized weight's values as a float32 Tensor of its logical shape; `slice` is
+   * [start, stop] over the leading dimension (docs/quantized.md: what each scheme reads).
+   * @param {string} name a logical name from quantized()
+   * @param {import('./quant/dequantize.js').DequantizeOptions} [options]
+   * @returns {Promise<Tensor>}
+   */
+  async dequantize(name, options = {}) {
+    this.#open()
+    const entry = quantizedEntry(this.#detect(), name, (n) => this.#table.indexOf(n) >= 0)
+    const { dequantize } = await import('./quant/dequantize.js')
+    return dequantize({ core: this.#core, get: (n) => this.info(n), read: (r, o) => this[READ_RANGES](r, o) }, entry, options)
+  }
+
+  #detect() {
+    this.#detection ??= detect(this[PARTS](), this.#quantization)
+    return this.#detection
+  }
+
+  /** Internal (sharded sets, detection): names, part infos and the shape carriers' bytes. */
+  [PARTS]() {
+    const table = this.#table
+    return {
+      names: table.names,
+      /** @param {string} name */
+      get: (name) => {
+        const i = table.indexOf(name)
+        return i < 0 ? undefined : { dtype: table.dtype(i), shape: table.shape(i) }
+      },
+      /** @param {string} name */
+      value: (name) => this.#small.get(name),
     }
-    return { total, byDtype }
+  }
+
+  /**
+   * Internal (dequantize): byte ranges of tensors, each into its own heap allocation, which the
+   * caller frees. On failure none is left allocated.
+   * @param {{ name: string, start: number, length: number }[]} ranges
+   * @param {ReadOptions} [options]
+   * @returns {Promise<number[]>}
+   */
+  async [READ_RANGES](ranges, options = {}) {
+    this.#open()
+    const targets = []
+    try {
+      for (const { name, start, length } of ranges) {
+        const i = this.#table.require(name)
+        if (start < 0 || start + length > this.#table.byteLength(i))
+          throw new SafetensorsError('InvalidArgument', `bytes ${start} to ${start + length} are outside ${JSON.stringify(name)}`, { tensor: name })
+        targets.push({ offset: this.#table.byteOffset(i) + start, length, ptr: heapAlloc(this.#core, length) })
+      }
+      await readTargets(this.#core, this.#source, targets, options)
+    } catch (error) {
+      for (const { ptr } of targets) heapFree(this.#core, ptr)
+      throw error
+    }
+    return targets.map((t) => t.ptr)
   }
 
   #open() {
@@ -263,4 +368,24 @@ function specText(spec, tensor) {
     throw new SafetensorsError('InvalidSlice', `slice element ${describe(s)} (dimension ${dim}) is not an integer, ` +
       '[start, stop] or null', { tensor })
   }).join(',')
+}
+
+/** @param {import('./quant/detect.js').QuantizedWeight} e a copy the caller may change */
+export function copyEntry(e) {
+  return { name: e.name, scheme: e.scheme, shape: e.shape.slice(), parts: { ...e.parts }, details: structuredClone(e.details) }
+}
+
+/**
+ * The detected weight by logical name; its problem, or NotQuantized.
+ * @param {import('./quant/detect.js').Detection} found @param {string} name
+ * @param {(name: string) => boolean} stored whether a tensor of that name is stored
+ */
+export function quantizedEntry(found, name, stored) {
+  const entry = found.byName.get(name)
+  if (entry instanceof SafetensorsError) throw entry
+  if (entry) return entry
+  const hint = stored(name) ? `it is a plain ${found.partNames.has(name) ? 'part of a quantized weight' : 'tensor'}: read it with tensor()`
+    : 'no tensor or quantized weight has that name'
+  throw new SafetensorsError('NotQuantized', `${JSON.stringify(name)} is not a quantized weight (${hint}); ` +
+    `quantized() lists the ${found.entries.length} there are`, { tensor: name })
 }

@@ -54,6 +54,13 @@ export type ErrorCode =
   | 'UnsafeShardPath'
   | 'ShardMissing'
   | 'IndexMismatch'
+  | 'QuantPartMissing'
+  | 'QuantPartInvalid'
+  | 'QuantIndexOutOfRange'
+  | 'QuantStateInvalid'
+  | 'QuantConfigMismatch'
+  | 'NotQuantized'
+  | 'UnsupportedQuantization'
   | 'AwkwardInvalidMetadata'
   | 'AwkwardInvalidForm'
   | 'AwkwardUnsupportedType'
@@ -156,6 +163,44 @@ export interface OpenOptions extends HttpOptions {
   token?: string
   /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
   shards?: ShardSources
+  /**
+   * The model's `quantization_config` (from its config.json), or the whole config.json object.
+   * Optional: quantized weights are found from names, dtypes and shapes; with it, the values it
+   * fixes (block size, bits, group size, format) are used and checked against the tensors.
+   */
+  quantization?: Record<string, unknown>
+}
+
+/** How a quantized weight is stored (docs/quantized.md). */
+export type QuantScheme = 'fp8-block' | 'mxfp4' | 'nvfp4' | 'gptq' | 'awq' | 'bnb-nf4' | 'bnb-fp4' | 'ct-pack'
+
+/** A quantized weight: its logical name and shape, and the stored tensors it is made of. */
+export interface QuantizedWeight {
+  /** `<module>.weight`; for MXFP4 (gpt-oss), the stored name without `_blocks`. */
+  name: string
+  scheme: QuantScheme
+  /** The logical shape: nn.Linear's [out, in] for 2-D weights; MXFP4 the stored [..., groups * 32]. */
+  shape: number[]
+  /** Each role (weight, scaleInv, blocks, scales, packed, qweight, qzeros, gIdx, absmax, ...) to its stored tensor. */
+  parts: Record<string, string>
+  /** The numbers the decoding uses: block, bits, group, format, blocksize, nested... */
+  details: Record<string, unknown>
+}
+
+export interface DequantizeOptions {
+  /** Rows [start, stop] of the leading logical dimension (negatives count from the end, null the bound). */
+  slice?: [number | null, number | null] | [number | null]
+  signal?: AbortSignal
+  /** Stored bytes read so far, of the total the call reads. */
+  onProgress?: (progress: Progress) => void
+}
+
+export interface ParameterCount {
+  total: number
+  /** Plain tensors, by dtype. */
+  byDtype: Partial<Record<Dtype, number>>
+  /** Quantized weights, by their logical elements; their parts count zero. */
+  byScheme: Partial<Record<QuantScheme, number>>
 }
 
 /** A shard given to `open` with `shards`: anything `open` takes for one file (in Node, a path too). */
@@ -232,7 +277,11 @@ export declare class SafetensorsFile {
   /** Tensor names in file (offset) order. */
   readonly names: string[]
   info(name: string): TensorInfo
-  parameterCount(): { total: number; byDtype: Partial<Record<Dtype, number>> }
+  parameterCount(): ParameterCount
+  /** The quantized weights (plain tensors are not listed); throws the first inconsistency. */
+  quantized(): QuantizedWeight[]
+  /** A quantized weight's values as float32, in its logical shape. */
+  dequantize(name: string, options?: DequantizeOptions): Promise<Tensor>
   tensor(name: string, options?: ReadOptions): Promise<Tensor>
   load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>
   /** Reads only the slice's bytes. '0, 2:5' or [0, [2, 5]]; negative values count from the end. */
@@ -271,8 +320,11 @@ export declare class ShardedFile {
   loadHeaders(options?: { signal?: AbortSignal; concurrency?: number; onProgress?: (progress: Progress) => void }): Promise<void>
   info(name: string, options?: { signal?: AbortSignal }): Promise<ShardTensorInfo>
   /** Fetches every shard header. */
-  parameterCount(options?: { signal?: AbortSignal; concurrency?: number }):
-    Promise<{ total: number; byDtype: Partial<Record<Dtype, number>> }>
+  parameterCount(options?: { signal?: AbortSignal; concurrency?: number }): Promise<ParameterCount>
+  /** Fetches every shard header; a weight's parts may sit in different shards. */
+  quantized(options?: { signal?: AbortSignal; concurrency?: number }): Promise<QuantizedWeight[]>
+  /** Fetches only the headers of the shards that hold the weight's parts. */
+  dequantize(name: string, options?: DequantizeOptions): Promise<Tensor>
   tensor(name: string, options?: ReadOptions): Promise<Tensor>
   /** Grouped by shard; on failure every tensor already read is disposed. */
   load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>

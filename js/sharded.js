@@ -8,13 +8,15 @@
  * Anything else is refused with UnsafeShardPath before any request is made.
  */
 import { ASYNC_DISPOSE } from './dispose.js'
-import { elementCount } from './dtypes.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
-import { openSource } from './file.js'
+import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry } from './file.js'
+import { countParameters, detect, quantConfig } from './quant/detect.js'
 import { CONCURRENCY, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
 import { sourceOf } from './io/sources.js'
+import { heapFree } from './core/index.js'
+import { loadCore as loadCoreOf } from './wasm.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
@@ -197,16 +199,21 @@ export class ShardedFile {
   /** @type {Map<number, SafetensorsFile>} */
   #opened = new Map()
   #closed = false
+  #quantization
+  /** @type {import('./quant/detect.js').Detection | null} over every shard, once all are loaded */
+  #detection = null
 
   /**
    * @param {ShardIndex} index
    * @param {ShardOpener} openShard opens (fetches the header of) one shard
-   * @param {{ concurrency?: number }} [options] shard headers fetched at once by loadHeaders
+   * @param {{ concurrency?: number, quantization?: any }} [options] concurrency: shard headers
+   *   fetched at once by loadHeaders; quantization: the model's quantization_config or config.json
    */
   constructor(index, openShard, options = {}) {
     this.#index = index
     this.#openShard = openShard
     this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
+    this.#quantization = quantConfig(options.quantization)
   }
 
   /** The index's own "metadata" object as written (e.g. { total_size: 4305 }), or null. Each
@@ -325,23 +332,113 @@ export class ShardedFile {
   }
 
   /**
-   * Counts the parameters of every tensor in the index (fetches every shard header).
+   * Counts the parameters of every tensor in the index (fetches every shard header), as
+   * SafetensorsFile.parameterCount does: quantized weights once by logical shape, under byScheme.
    * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
-   * @returns {Promise<{ total: number, byDtype: Record<string, number> }>}
+   * @returns {Promise<{ total: number, byDtype: Record<string, number>, byScheme: Record<string, number> }>}
    */
   async parameterCount(options = {}) {
-    await this.loadHeaders(options)
-    /** @type {Record<string, number>} */
-    const byDtype = {}
-    let total = 0
-    for (const name of this.#index.names) {
-      const i = this.#require(name)
-      const { dtype, shape } = this.#inShard(/** @type {SafetensorsFile} */ (this.#opened.get(i)), i, name)
-      const n = elementCount(shape)
-      byDtype[dtype] = (byDtype[dtype] ?? 0) + n
-      total += n
+    const found = await this.#detectAll(options)
+    return countParameters(this.#view(this.#index.names), found)
+  }
+
+  /**
+   * The quantized weights of the whole set (fetches every shard header); see
+   * SafetensorsFile.quantized. A weight's parts may sit in different shards.
+   * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
+   */
+  async quantized(options = {}) {
+    const found = await this.#detectAll(options)
+    if (found.problems.length > 0) throw found.problems[0]
+    return found.entries.map(copyEntry)
+  }
+
+  /**
+   * A quantized weight's values as a float32 Tensor (see SafetensorsFile.dequantize). Fetches
+   * only the headers of the shards that hold the weight's parts.
+   * @param {string} name
+   * @param {import('./quant/dequantize.js').DequantizeOptions} [options]
+   */
+  async dequantize(name, options = {}) {
+    this.#open()
+    let found = this.#detection
+    if (!found) {
+      // The parts share the logical name's module prefix: detect among those names alone.
+      const prefix = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : name
+      const names = this.#index.names.filter((n) => n.startsWith(prefix))
+      const shards = new Set(names.map((n) => /** @type {number} */ (this.#index.shardOf(n))))
+      await pool([...shards], this.#concurrency, options.signal, (i, signal) => this.#file(i, signal))
+      found = detect(this.#view(names), this.#quantization)
     }
-    return { total, byDtype }
+    const entry = quantizedEntry(found, name, (n) => this.#index.shardOf(n) !== undefined)
+    const { dequantize } = await import('./quant/dequantize.js')
+    const get = this.#view([]).get
+    return dequantize({ core: await loadCoreOf(), get: (n) => /** @type {any} */ (get(n)), read: (r, o) => this.#readRanges(r, o) },
+      entry, options)
+  }
+
+  /** @param {{ signal?: AbortSignal, concurrency?: number }} options */
+  async #detectAll(options) {
+    await this.loadHeaders(options)
+    this.#detection ??= detect(this.#view(this.#index.names), this.#quantization)
+    return this.#detection
+  }
+
+  /**
+   * Detection's view of the set: names, and each part's info and bytes from its loaded shard.
+   * @param {string[]} names
+   * @returns {import('./quant/detect.js').TensorView}
+   */
+  #view(names) {
+    /** @type {Map<number, ReturnType<SafetensorsFile[typeof PARTS]>>} */
+    const parts = new Map()
+    /** @param {string} name */
+    const of = (name) => {
+      const i = this.#index.shardOf(name)
+      const file = i === undefined ? undefined : this.#opened.get(i)
+      if (i === undefined || !file) return undefined
+      let p = parts.get(i)
+      if (!p) parts.set(i, (p = file[PARTS]()))
+      return p
+    }
+    return {
+      names,
+      get: (name) => {
+        const p = of(name)
+        const info = p?.get(name)
+        // The index names it in a loaded shard whose header lacks it: TensorNotFound, as for reads.
+        if (p && !info) this.#inShard(/** @type {any} */ (this.#opened.get(this.#require(name))), this.#require(name), name)
+        return info
+      },
+      value: (name) => of(name)?.value(name),
+    }
+  }
+
+  /**
+   * Byte ranges of tensors in their shards (see SafetensorsFile's READ_RANGES), in order.
+   * @param {{ name: string, start: number, length: number }[]} ranges @param {ReadOptions} options
+   */
+  async #readRanges(ranges, options) {
+    /** @type {Map<number, number[]>} */
+    const byShard = new Map()
+    ranges.forEach((r, k) => {
+      const i = this.#require(r.name)
+      byShard.set(i, [...(byShard.get(i) ?? []), k])
+    })
+    /** @type {number[]} */
+    const ptrs = new Array(ranges.length).fill(0)
+    const core = await loadCoreOf()
+    try {
+      await Promise.all([...byShard].map(async ([i, ks]) => {
+        const file = await this.#file(i, options.signal)
+        const got = await file[READ_RANGES](ks.map((k) => ranges[k]), options)
+        ks.forEach((k, j) => { ptrs[k] = got[j] })
+      }))
+    } catch (error) {
+      for (const p of ptrs) if (p) heapFree(core, p)
+      throw error
+    }
+    return ptrs
   }
 
   /** @param {string} name @param {ReadOptions} [options] @returns {Promise<Tensor>} */

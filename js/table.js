@@ -26,6 +26,8 @@ export class TensorTable {
     this.namesCache = null
     /** @type {Map<string, number> | null} */
     this.indexCache = null
+    /** @type {string | undefined} the names' arena, decoded */
+    this.arenaText = undefined
   }
 
   /** Tensor names in file (offset) order. */
@@ -36,7 +38,7 @@ export class TensorTable {
       // One decode of the whole arena: when it is ASCII (as names nearly always are), every
       // byte is one UTF-16 unit and each name is a slice of the text at its byte offsets.
       // (Valid UTF-8 decodes to fewer units than bytes as soon as one byte is not ASCII.)
-      const text = utf8.decode(strings)
+      const text = (this.arenaText ??= utf8.decode(strings))
       if (text.length === strings.length) {
         for (let i = 0; i < this.count; i++) names[i] = text.slice(nameOffset[i], nameOffset[i] + nameLength[i])
       } else {
@@ -46,6 +48,12 @@ export class TensorTable {
       this.namesCache = names
     }
     return this.namesCache
+  }
+
+  /** @param {string} text @returns {boolean} whether some name contains `text` (one search, no names made) */
+  mentions(text) {
+    this.arenaText ??= utf8.decode(this.header.strings)
+    return this.arenaText.includes(text)
   }
 
   /** @param {string} name @returns {number} the tensor's index in file order, or -1 */

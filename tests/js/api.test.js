@@ -79,7 +79,7 @@ describe('the table', () => {
     assert.deepEqual(f.info('q'), { name: 'q', dtype: 'F4', shape: [2, 4], byteOffset: data + 72, byteLength: 4 })
     assert.equal(data + 76, bytes.length)
     assert.deepEqual(f.metadata, { format: 'pt', note: 'x' })
-    assert.deepEqual(f.parameterCount(), { total: 1 + 2 + 12 + 0 + 8, byDtype: { I64: 1, C64: 2, F32: 12, F16: 0, F4: 8 } })
+    assert.deepEqual(f.parameterCount(), { total: 1 + 2 + 12 + 0 + 8, byDtype: { I64: 1, C64: 2, F32: 12, F16: 0, F4: 8 }, byScheme: {} })
     // names is a copy: changing it changes nothing
     f.names.pop()
     assert.equal(f.names.length, 5)
@@ -95,7 +95,7 @@ describe('the table', () => {
     assert.deepEqual((await open(await serialize(one, { metadata: proto }))).metadata, proto)
     const empty = await open(await serialize({}))
     assert.deepEqual(empty.names, [])
-    assert.deepEqual(empty.parameterCount(), { total: 0, byDtype: {} })
+    assert.deepEqual(empty.parameterCount(), { total: 0, byDtype: {}, byScheme: {} })
   })
 })
 

@@ -393,7 +393,7 @@ const CHECKS = {
         name: 'lm_head.weight', dtype: 'BF16', shape: [4, 8], byteOffset: info.byteOffset, byteLength: 64,
       })
       assert.deepEqual(only(record, 'SafetensorsFile.metadata').result, MODEL_METADATA)
-      assert.deepEqual(only(record, 'SafetensorsFile.parameterCount').result, { total: 32 + 192 + 256 + 256, byDtype: { BF16: 32 + 256, F32: 192 + 256 } })
+      assert.deepEqual(only(record, 'SafetensorsFile.parameterCount').result, { total: 32 + 192 + 256 + 256, byDtype: { BF16: 32 + 256, F32: 192 + 256 }, byScheme: {} })
       const t = only(record, 'SafetensorsFile.tensor', ['lm_head.weight']).result
       assert.deepEqual([t.type, t.name, t.dtype, t.shape], ['Tensor', 'lm_head.weight', 'BF16', [4, 8]])
       assert.deepEqual(only(record, 'Tensor.data').result, typed('Uint16Array', bf16(LM_HEAD)), 't.data: a Uint16Array for BF16')

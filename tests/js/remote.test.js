@@ -426,7 +426,7 @@ test('the two big corpus indexes list names without fetching a shard; headers wi
     assert.equal(server.stats.requests, shards - 1)
     assert.ok(server.stats.maxInFlight <= 4)
     assert.equal(f.byteLength, sum)
-    assert.deepEqual(await f.parameterCount(), { total: 2 * count, byDtype: { F32: 2 * count } })
+    assert.deepEqual(await f.parameterCount(), { total: 2 * count, byDtype: { F32: 2 * count }, byScheme: {} })
     await f.close()
   }
 })

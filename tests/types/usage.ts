@@ -9,7 +9,8 @@ import {
   type AwkwardNode, type AwkwardTensors, type ByteSource, type Dtype, type ErrorCode, type HttpOptions, type OpenOptions,
   type Opened, type Progress, type ReadOptions, type Shape, type ShardSource, type ShardSources, type ShardTensorInfo,
   type SliceSpec, type Source, type Stats, type TensorInfo, type TensorLike, type TensorsInput, type TypedData,
-  type UrlSource, type WriteOptions,
+  type UrlSource, type WriteOptions, type QuantScheme, type QuantizedWeight, type DequantizeOptions,
+  type ParameterCount,
 } from 'safetensors-wasm'
 
 /** True only when A and B are the same type (not merely assignable either way). */
@@ -194,7 +195,13 @@ export async function reading(f: SafetensorsFile, s: ShardedFile, signal: AbortS
   const byteLength: number = f.byteLength
   const headerLength: number = f.headerLength
   const metadata: Record<string, string> | null = f.metadata
-  const count: { total: number; byDtype: Partial<Record<Dtype, number>> } = f.parameterCount()
+  const count: { total: number; byDtype: Partial<Record<Dtype, number>>; byScheme: Partial<Record<QuantScheme, number>> } = f.parameterCount()
+  expectType<ParameterCount, ReturnType<SafetensorsFile['parameterCount']>>(true)
+  const weights: QuantizedWeight[] = f.quantized()
+  const q: DequantizeOptions = { slice: [0, -1], signal: AbortSignal.timeout(1000), onProgress: ({ loaded }) => void loaded }
+  if (weights.length > 0) (await f.dequantize(weights[0].name, q)).dispose()
+  const sharedQuantized: QuantizedWeight[] = await s.quantized({ signal, concurrency: 2 })
+  void sharedQuantized
   const read: ReadOptions = { signal, onProgress: (p) => void p.loaded, mergeGap: 0, concurrency: 4 }
   const loaded: Map<string, Tensor> = await f.load(f.names.slice(0, 2), read)
   // Slices: strings, Numbers, BigInts (dimensions past 2^53), ranges with open ends.

@@ -1,0 +1,464 @@
+/**
+ * Finds the quantized weights of a checkpoint from its tensor names, dtypes and shapes (and two
+ * kinds of small tensors that hold a logical shape: compressed-tensors' `weight_shape` and
+ * bitsandbytes' quant-state JSON), checks each weight's parts against one another and against the
+ * model's `quantization_config` when given, and counts parameters. Reads no tensor data itself:
+ * the caller hands it the small values (see shapeCarriers). Decoding is in ./dequantize.js,
+ * loaded on first use; this file is part of every reading page, so it stays small.
+ */
+import { SafetensorsError } from '../errors.js'
+import { elementCount } from '../dtypes.js'
+
+/**
+ * @typedef {{ dtype: string, shape: any[] }} PartInfo
+ * @typedef {{ names: string[], get: (name: string) => PartInfo | undefined,
+ *   value: (name: string) => Uint8Array | undefined }} TensorView
+ *   value: the bytes of a shape carrier, read at open
+ * @typedef {{ name: string, scheme: string, shape: number[], parts: Record<string, string>,
+ *   details: Record<string, any> }} QuantizedWeight
+ * @typedef {{ entries: QuantizedWeight[], problems: SafetensorsError[],
+ *   byName: Map<string, QuantizedWeight | SafetensorsError>, partNames: Set<string> }} Detection
+ */
+
+const BNB_STATE = /\.quant_state\.bitsandbytes__(nf4|fp4)$/
+const MAX_STATE_BYTES = 1 << 16
+
+/**
+ * The stored names whose bytes detection needs (ct-pack shapes, bnb quant states): small, read
+ * once at open so that quantized() and parameterCount() stay synchronous and exact.
+ * @param {string[]} names @param {(name: string) => PartInfo | undefined} get
+ */
+export function shapeCarriers(names, get) {
+  const out = []
+  for (const name of names) {
+    const shape = name.endsWith('.weight_shape')
+    if (!shape && !BNB_STATE.test(name)) continue
+    const info = /** @type {PartInfo} */ (get(name))
+    if (shape ? info.dtype === 'I64' && info.shape.length === 1 && info.shape[0] === 2
+      : info.dtype === 'U8' && elementCount(info.shape) <= MAX_STATE_BYTES) out.push(name)
+  }
+  return out
+}
+
+/**
+ * The model's quantization config, from a `quantization_config` or a whole config.json.
+ * @param {any} config
+ * @returns {Record<string, any> | null}
+ */
+export function quantConfig(config) {
+  if (config === undefined || config === null) return null
+  if (typeof config !== 'object' || Array.isArray(config))
+    throw new SafetensorsError('InvalidArgument', 'options.quantization is a quantization_config object or a whole config.json object')
+  return config.quantization_config ?? config
+}
+
+/**
+ * @param {TensorView} view
+ * @param {Record<string, any> | null} config from quantConfig
+ * @returns {Detection}
+ */
+export function detect(view, config) {
+  /** @type {Detection} */
+  const found = { entries: [], problems: [], byName: new Map(), partNames: new Set() }
+  const seen = new Set()
+  for (const stored of view.names) {
+    const anchor = anchorOf(stored, view)
+    if (!anchor || seen.has(anchor.name)) continue
+    seen.add(anchor.name)
+    let result
+    try {
+      result = build(anchor.scheme, anchor.name, anchor.base, view, config)
+    } catch (error) {
+      if (!(error instanceof SafetensorsError)) throw error
+      result = error
+      found.problems.push(error)
+    }
+    found.byName.set(anchor.name, result)
+    if (result instanceof SafetensorsError) continue
+    found.entries.push(result)
+    for (const part of Object.values(result.parts)) found.partNames.add(part)
+  }
+  return found
+}
+
+/**
+ * Parameters: a quantized weight counts its logical elements once (byScheme), its parts none;
+ * other tensors by dtype. Problems do not throw: an incomplete weight counts as plain tensors.
+ * @param {TensorView} view @param {Detection} found
+ */
+export function countParameters(view, found) {
+  /** @type {Record<string, number>} */
+  const byDtype = {}
+  /** @type {Record<string, number>} */
+  const byScheme = {}
+  let total = 0
+  for (const name of view.names) {
+    if (found.partNames.has(name)) continue
+    const { dtype, shape } = /** @type {PartInfo} */ (view.get(name))
+    const n = elementCount(shape)
+    byDtype[dtype] = (byDtype[dtype] ?? 0) + n
+    total += n
+  }
+  for (const e of found.entries) {
+    const n = elementCount(e.shape)
+    byScheme[e.scheme] = (byScheme[e.scheme] ?? 0) + n
+    total += n
+  }
+  return { total, byDtype, byScheme }
+}
+
+/**
+ * The tensor that marks a quantized weight, if `stored` is one: its scheme, logical name and the
+ * prefix its parts share.
+ * @param {string} stored @param {TensorView} view
+ * @returns {{ scheme: string, name: string, base: string } | null}
+ */
+function anchorOf(stored, view) {
+  /** @param {string} suffix */
+  const cut = (suffix) => stored.slice(0, stored.length - suffix.length)
+  if (stored.endsWith('.weight_scale_inv')) return { scheme: 'fp8-block', name: `${cut('_scale_inv')}`, base: cut('.weight_scale_inv') }
+  if (stored.endsWith('_blocks') && isBlocks(/** @type {PartInfo} */ (view.get(stored))))
+    return { scheme: 'mxfp4', name: cut('_blocks'), base: cut('_blocks') }
+  if (stored.endsWith('.weight_packed')) {
+    const base = cut('.weight_packed')
+    return { scheme: view.get(stored)?.dtype === 'U8' ? 'nvfp4' : 'ct-pack', name: `${base}.weight`, base }
+  }
+  if (stored.endsWith('.weight_scale_2')) {
+    const base = cut('.weight_scale_2')
+    if (view.get(`${base}.weight`)?.dtype === 'U8') return { scheme: 'nvfp4-modelopt', name: `${base}.weight`, base }
+  }
+  if (stored.endsWith('.qweight')) return { scheme: 'gptq-or-awq', name: `${cut('.qweight')}.weight`, base: cut('.qweight') }
+  const bnb = BNB_STATE.exec(stored)
+  if (bnb) return { scheme: `bnb-${bnb[1]}`, name: stored.slice(0, bnb.index), base: stored.slice(0, bnb.index) }
+  return null
+}
+
+/** @param {PartInfo} info MXFP4 blocks: U8 [..., groups, 16] */
+const isBlocks = (info) => info.dtype === 'U8' && info.shape.length >= 2 && Number(info.shape.at(-1)) === 16
+
+/** @param {string} weight @param {string} message @param {string} [code] */
+const fail = (weight, message, code = 'QuantPartInvalid') => new SafetensorsError(code, message, { tensor: weight })
+
+/**
+ * A part's info, or QuantPartMissing.
+ * @param {TensorView} view @param {string} weight @param {string} role @param {string} stored @param {string} scheme
+ */
+function need(view, weight, role, stored, scheme) {
+  const info = view.get(stored)
+  if (!info) {
+    throw fail(weight, `${scheme} weight ${JSON.stringify(weight)} has no ${role} part: expected a tensor named ` +
+      `${JSON.stringify(stored)} (a shard missing from the index, or a checkpoint saved without it)`, 'QuantPartMissing')
+  }
+  return info
+}
+
+/**
+ * @param {string} weight @param {string} role @param {string} stored @param {PartInfo} info
+ * @param {string[]} dtypes @param {number} [rank]
+ */
+function expect(weight, role, stored, info, dtypes, rank) {
+  if (!dtypes.includes(info.dtype)) {
+    throw fail(weight, `the ${role} part ${JSON.stringify(stored)} of ${JSON.stringify(weight)} is ${info.dtype}; ` +
+      `expected ${dtypes.join(' or ')}`)
+  }
+  if (rank !== undefined && info.shape.length !== rank) {
+    throw fail(weight, `the ${role} part ${JSON.stringify(stored)} of ${JSON.stringify(weight)} has shape ` +
+      `[${info.shape.join(', ')}]; expected ${rank} dimensions`)
+  }
+}
+
+/** @param {string} weight @param {string} role @param {string} stored @param {any[]} got @param {number[]} want @param {string} why */
+function sameShape(weight, role, stored, got, want, why) {
+  if (got.length !== want.length || got.some((d, i) => Number(d) !== want[i])) {
+    throw fail(weight, `the ${role} part ${JSON.stringify(stored)} of ${JSON.stringify(weight)} has shape ` +
+      `[${got.join(', ')}]; ${why} it should be [${want.join(', ')}]`)
+  }
+}
+
+/** @param {string} weight @param {string} message */
+const mismatch = (weight, message) => fail(weight, `${message}: pass the quantization_config that was saved with ` +
+  'these weights, or none', 'QuantConfigMismatch')
+
+const SCALE_DTYPES = ['F32', 'F16', 'BF16']
+const ceilDiv = (/** @type {number} */ a, /** @type {number} */ b) => Math.ceil(a / b)
+
+/**
+ * The group size for `length` values stored as `groups` groups: the config's, else length /
+ * groups when exact, else the one power of two that gives that many groups.
+ * @param {number} length @param {number} groups @param {number | undefined} configured
+ * @param {string} weight @param {string} what
+ */
+function groupSize(length, groups, configured, weight, what) {
+  if (configured !== undefined && configured !== null && configured > 0) {
+    if (ceilDiv(length, configured) !== groups) {
+      throw mismatch(weight, `the config's group size ${configured} gives ${ceilDiv(length, configured)} groups ` +
+        `over ${length} ${what}, the scales hold ${groups}`)
+    }
+    return configured
+  }
+  if (configured === -1 && groups !== 1)
+    throw mismatch(weight, `the config says one group (group_size -1), the scales hold ${groups}`)
+  if (groups > 0 && length % groups === 0) return length / groups
+  const fits = []
+  for (let g = 8; g <= length; g *= 2) if (ceilDiv(length, g) === groups) fits.push(g)
+  if (fits.length === 1) return fits[0]
+  throw fail(weight, `${groups} scale groups over ${length} ${what} do not give one group size: pass the ` +
+    'model\'s quantization_config (its group_size) with the quantization option')
+}
+
+/**
+ * @param {string} scheme from anchorOf @param {string} weight @param {string} base
+ * @param {TensorView} view @param {Record<string, any> | null} config
+ * @returns {QuantizedWeight}
+ */
+function build(scheme, weight, base, view, config) {
+  const method = config?.quant_method
+  /** @param {string[]} methods */
+  const checkMethod = (...methods) => {
+    if (method && !methods.includes(method)) {
+      throw mismatch(weight, `the tensors of ${JSON.stringify(weight)} are ${scheme === 'gptq-or-awq' ? 'GPTQ/AWQ' : scheme}, ` +
+        `the config's quant_method is ${JSON.stringify(method)}`)
+    }
+  }
+  switch (scheme) {
+    case 'fp8-block': {
+      checkMethod('fp8')
+      const parts = { weight: `${base}.weight`, scaleInv: `${base}.weight_scale_inv` }
+      const w = need(view, weight, 'weight', parts.weight, scheme)
+      const s = need(view, weight, 'scale_inv', parts.scaleInv, scheme)
+      expect(weight, 'weight', parts.weight, w, ['F8_E4M3'], 2)
+      expect(weight, 'scale_inv', parts.scaleInv, s, SCALE_DTYPES, 2)
+      const [out, inF] = w.shape.map(Number)
+      const block = config?.weight_block_size ?? [128, 128]
+      if (!Array.isArray(block) || block.length !== 2 || !block.every((b) => Number.isInteger(b) && b > 0))
+        throw mismatch(weight, `weight_block_size ${JSON.stringify(block)} is not two positive integers`)
+      const want = [ceilDiv(out, block[0]), ceilDiv(inF, block[1])]
+      if (config?.weight_block_size) {
+        if (Number(s.shape[0]) !== want[0] || Number(s.shape[1]) !== want[1]) {
+          throw mismatch(weight, `weight_block_size [${block}] needs scales [${want}] for a [${out}, ${inF}] weight, ` +
+            `${JSON.stringify(parts.scaleInv)} is [${s.shape.join(', ')}]`)
+        }
+      } else {
+        sameShape(weight, 'scale_inv', parts.scaleInv, s.shape, want, `with ${block[0]}x${block[1]} blocks (the default; ` +
+          'a config with weight_block_size says otherwise)')
+      }
+      return { name: weight, scheme, shape: [out, inF], parts, details: { block: [...block] } }
+    }
+    case 'mxfp4': {
+      checkMethod('mxfp4')
+      const parts = { blocks: `${base}_blocks`, scales: `${base}_scales` }
+      const b = /** @type {PartInfo} */ (view.get(parts.blocks))
+      const s = need(view, weight, 'scales', parts.scales, scheme)
+      expect(weight, 'scales', parts.scales, s, ['U8'])
+      const lead = b.shape.slice(0, -1).map(Number)
+      sameShape(weight, 'scales', parts.scales, s.shape, lead, 'one scale per 32-value group:')
+      return { name: weight, scheme, shape: [...lead.slice(0, -1), lead[lead.length - 1] * 32], parts, details: { group: 32 } }
+    }
+    case 'nvfp4':
+    case 'nvfp4-modelopt': {
+      const ct = scheme === 'nvfp4'
+      checkMethod(ct ? 'compressed-tensors' : 'modelopt')
+      const parts = ct
+        ? { packed: `${base}.weight_packed`, scale: `${base}.weight_scale`, globalScale: `${base}.weight_global_scale` }
+        : { packed: `${base}.weight`, scale: `${base}.weight_scale`, scale2: `${base}.weight_scale_2` }
+      const p = need(view, weight, 'packed', parts.packed, 'nvfp4')
+      expect(weight, 'packed', parts.packed, p, ['U8'], 2)
+      const s = need(view, weight, 'scale', parts.scale, 'nvfp4')
+      expect(weight, 'scale', parts.scale, s, ['F8_E4M3'], 2)
+      const g = ct ? need(view, weight, 'global scale', parts.globalScale, 'nvfp4')
+        : /** @type {PartInfo} */ (view.get(/** @type {string} */ (parts.scale2)))
+      expect(weight, ct ? 'global scale' : 'scale_2', ct ? parts.globalScale : /** @type {string} */ (parts.scale2), g, ['F32'])
+      if (elementCount(g.shape) !== 1) throw fail(weight, `the global scale of ${JSON.stringify(weight)} has ${elementCount(g.shape)} values; expected one`)
+      const input = ct ? `${base}.input_global_scale` : `${base}.input_scale`
+      if (view.get(input)) /** @type {Record<string, string>} */ (parts)[ct ? 'inputGlobalScale' : 'inputScale'] = input
+      const out = Number(p.shape[0])
+      const inF = Number(p.shape[1]) * 2
+      if (Number(s.shape[0]) !== out) sameShape(weight, 'scale', parts.scale, s.shape, [out, Number(s.shape[1])], 'one row per output row:')
+      const configured = ct ? ctWeights(config)?.group_size : config?.group_size ?? config?.quantization?.group_size
+      const group = groupSize(inF, Number(s.shape[1]), configured, weight, 'input columns')
+      if (ct) checkBits(config, weight, 4)
+      return { name: weight, scheme: 'nvfp4', shape: [out, inF], parts, details: { format: ct ? 'compressed-tensors' : 'modelopt', group } }
+    }
+    case 'gptq-or-awq':
+      return gptqOrAwq(weight, base, view, config, method)
+    case 'ct-pack': {
+      checkMethod('compressed-tensors')
+      const parts = { packed: `${base}.weight_packed`, scale: `${base}.weight_scale`, shape: `${base}.weight_shape` }
+      const p = /** @type {PartInfo} */ (view.get(parts.packed))
+      expect(weight, 'packed', parts.packed, p, ['I32'], 2)
+      const s = need(view, weight, 'scale', parts.scale, scheme)
+      expect(weight, 'scale', parts.scale, s, SCALE_DTYPES, 2)
+      need(view, weight, 'shape', parts.shape, scheme)
+      const bytes = view.value(parts.shape)
+      if (!bytes) throw fail(weight, `the shape part ${JSON.stringify(parts.shape)} is not an I64 tensor of 2 values`)
+      const dims = new BigInt64Array(bytes.slice().buffer)
+      const out = Number(dims[0])
+      const inF = Number(dims[1])
+      if (out !== Number(p.shape[0]) || !(inF > 0))
+        throw fail(weight, `the shape part ${JSON.stringify(parts.shape)} says [${out}, ${inF}], the packed weight has ${p.shape[0]} rows`)
+      const cols = Number(p.shape[1])
+      const configured = ctWeights(config)?.num_bits
+      const bits = configured ?? [4, 8, 2].find((b) => ceilDiv(inF, Math.floor(32 / b)) === cols)
+      if (!bits || ceilDiv(inF, Math.floor(32 / bits)) !== cols) {
+        const why = `${cols} words per row for ${inF} values`
+        throw bits ? mismatch(weight, `${bits}-bit packing needs ${ceilDiv(inF, Math.floor(32 / bits))} words per row, ${JSON.stringify(parts.packed)} has ${cols}`)
+          : fail(weight, `${why}: no bit width from 2 to 8 packs that way`)
+      }
+      if (Number(s.shape[0]) !== out) sameShape(weight, 'scale', parts.scale, s.shape, [out, Number(s.shape[1])], 'one row per output row:')
+      const groups = Number(s.shape[1])
+      const group = groupSize(inF, groups, ctWeights(config)?.group_size ?? undefined, weight, 'input columns')
+      const zp = view.get(`${base}.weight_zero_point`)
+      if (zp) {
+        /** @type {Record<string, string>} */ (parts).zeroPoint = `${base}.weight_zero_point`
+        expect(weight, 'zero point', `${base}.weight_zero_point`, zp, ['I32'], 2)
+        sameShape(weight, 'zero point', `${base}.weight_zero_point`, zp.shape, [ceilDiv(out, Math.floor(32 / bits)), groups],
+          `packed along the output rows, ${Math.floor(32 / bits)} per word:`)
+      }
+      if (view.get(`${base}.weight_g_idx`)) {
+        throw fail(weight, `${JSON.stringify(weight)} has a weight_g_idx (activation ordering); this library does not ` +
+          'decode compressed-tensors packs with one yet', 'UnsupportedQuantization')
+      }
+      if (bits < 2 || bits > 8) throw fail(weight, `${bits}-bit packs are not decoded (2 to 8 are)`, 'UnsupportedQuantization')
+      return { name: weight, scheme, shape: [out, inF], parts, details: { bits, group, symmetric: !zp } }
+    }
+    default:
+      return bnb(scheme, weight, view, config, checkMethod)
+  }
+}
+
+/** @param {Record<string, any> | null} config the weights' args of a compressed-tensors config */
+function ctWeights(config) {
+  const groups = config?.config_groups
+  if (!groups || typeof groups !== 'object') return undefined
+  return /** @type {any} */ (Object.values(groups)[0])?.weights
+}
+
+/** @param {Record<string, any> | null} config @param {string} weight @param {number} bits */
+function checkBits(config, weight, bits) {
+  const configured = ctWeights(config)?.num_bits
+  if (configured !== undefined && configured !== bits) throw mismatch(weight, `the config says ${configured} bits, the tensors hold ${bits}`)
+}
+
+/**
+ * GPTQ stores qweight [in*bits/32, out] with scales [G, out]; AWQ qweight [in, out/8] with
+ * scales [G, out]: the column counts tell them apart.
+ * @param {string} weight @param {string} base @param {TensorView} view
+ * @param {Record<string, any> | null} config @param {string | undefined} method
+ * @returns {QuantizedWeight}
+ */
+function gptqOrAwq(weight, base, view, config, method) {
+  const parts = { qweight: `${base}.qweight`, qzeros: `${base}.qzeros`, scales: `${base}.scales` }
+  const q = /** @type {PartInfo} */ (view.get(parts.qweight))
+  expect(weight, 'qweight', parts.qweight, q, ['I32'], 2)
+  const z = need(view, weight, 'qzeros', parts.qzeros, 'GPTQ/AWQ')
+  const s = need(view, weight, 'scales', parts.scales, 'GPTQ/AWQ')
+  expect(weight, 'qzeros', parts.qzeros, z, ['I32'], 2)
+  expect(weight, 'scales', parts.scales, s, SCALE_DTYPES, 2)
+  const [rows, cols] = q.shape.map(Number)
+  const [groups, out] = s.shape.map(Number)
+  const awq = cols !== out && cols * 8 === out
+  if (method && method !== (awq ? 'awq' : 'gptq'))
+    throw mismatch(weight, `the tensors of ${JSON.stringify(weight)} are laid out as ${awq ? 'AWQ' : 'GPTQ'}, the config's quant_method is ${JSON.stringify(method)}`)
+  if (awq) {
+    if (config?.bits !== undefined && config.bits !== 4) throw fail(weight, `AWQ with ${config.bits} bits is not decoded (4 is)`, 'UnsupportedQuantization')
+    if (config?.version && String(config.version).toLowerCase() !== 'gemm')
+      throw fail(weight, `AWQ ${config.version} packing is not decoded (GEMM is)`, 'UnsupportedQuantization')
+    const inF = rows
+    sameShape(weight, 'qzeros', parts.qzeros, z.shape, [groups, cols], 'eight 4-bit zeros per word:')
+    const group = groupSize(inF, groups, config?.group_size, weight, 'input rows')
+    return { name: weight, scheme: 'awq', shape: [out, inF], parts, details: { bits: 4, group } }
+  }
+  if (cols !== out) {
+    throw fail(weight, `qweight ${JSON.stringify(parts.qweight)} has ${cols} columns and scales ${JSON.stringify(parts.scales)} ` +
+      `${out}: neither GPTQ (equal) nor AWQ (8 outputs per column)`)
+  }
+  const gIdx = view.get(`${base}.g_idx`)
+  let inF
+  let bits
+  if (gIdx) {
+    /** @type {Record<string, string>} */ (parts).gIdx = `${base}.g_idx`
+    expect(weight, 'g_idx', `${base}.g_idx`, gIdx, ['I32'], 1)
+    inF = Number(gIdx.shape[0])
+    bits = (32 * rows) / inF
+  } else {
+    bits = config?.bits ?? (32 * Number(z.shape[1])) / out
+    inF = (32 * rows) / bits
+  }
+  if (config?.bits !== undefined && config.bits !== bits)
+    throw mismatch(weight, `the config says ${config.bits} bits, qweight ${JSON.stringify(parts.qweight)} holds ${bits} per value`)
+  if (![2, 3, 4, 8].includes(bits)) {
+    throw fail(weight, `qweight ${JSON.stringify(parts.qweight)} holds ${bits} bits per value; GPTQ packs 2, 3, 4 or 8`,
+      Number.isInteger(bits) ? 'UnsupportedQuantization' : 'QuantPartInvalid')
+  }
+  sameShape(weight, 'qzeros', parts.qzeros, z.shape, [groups, ceilDiv(out * bits, 32)], `${bits}-bit zeros packed along the outputs:`)
+  const format = config?.checkpoint_format === 'gptq_v2' ? 'gptq_v2' : 'gptq'
+  const group = gIdx && !(config?.group_size > 0) ? ceilDiv(inF, groups) : groupSize(inF, groups, config?.group_size, weight, 'input rows')
+  return { name: weight, scheme: 'gptq', shape: [out, inF], parts, details: { bits, group, actOrder: config?.desc_act ?? null, format } }
+}
+
+/**
+ * bitsandbytes 4-bit: the logical shape is in the quant state's JSON.
+ * @param {string} scheme bnb-nf4 | bnb-fp4 @param {string} weight @param {TensorView} view
+ * @param {Record<string, any> | null} config @param {(...m: string[]) => void} checkMethod
+ * @returns {QuantizedWeight}
+ */
+function bnb(scheme, weight, view, config, checkMethod) {
+  checkMethod('bitsandbytes')
+  const type = scheme.slice(4)
+  const parts = { weight, absmax: `${weight}.absmax`, quantMap: `${weight}.quant_map`, quantState: `${weight}.quant_state.bitsandbytes__${type}` }
+  const configured = config?.bnb_4bit_quant_type
+  if (configured && configured !== type) throw mismatch(weight, `the config says ${configured}, the quant state is ${type}`)
+  const w = need(view, weight, 'weight', weight, scheme)
+  expect(weight, 'weight', weight, w, ['U8'])
+  const a = need(view, weight, 'absmax', parts.absmax, scheme)
+  const m = need(view, weight, 'quant_map', parts.quantMap, scheme)
+  expect(weight, 'quant_map', parts.quantMap, m, ['F32'])
+  sameShape(weight, 'quant_map', parts.quantMap, m.shape, [16], 'one value per 4-bit code:')
+  const bytes = view.value(parts.quantState)
+  /** @type {any} */
+  let state
+  try {
+    state = bytes && JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+  } catch (error) {
+    state = /** @type {Error} */ (error).message
+  }
+  /** @param {string} why */
+  const invalid = (why) => fail(weight, `the quant state ${JSON.stringify(parts.quantState)} of ${JSON.stringify(weight)} ${why}`, 'QuantStateInvalid')
+  if (!state || typeof state !== 'object') throw invalid(`is not a JSON object (${typeof state === 'string' ? state : 'empty'})`)
+  const shape = state.shape
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) throw invalid(`has no shape of whole numbers (got ${JSON.stringify(shape)})`)
+  if (state.quant_type !== undefined && state.quant_type !== type) throw invalid(`says quant_type ${JSON.stringify(state.quant_type)} under a ${type} name`)
+  const blocksize = state.blocksize
+  if (!Number.isInteger(blocksize) || blocksize <= 0) throw invalid(`has blocksize ${JSON.stringify(blocksize)}`)
+  const n = elementCount(shape)
+  if (elementCount(w.shape) !== ceilDiv(n, 2)) invalidShape(invalid, `shape [${shape}] holds ${n} values, ${ceilDiv(n, 2)} bytes packed; the weight has ${elementCount(w.shape)}`)
+  const blocks = ceilDiv(n, blocksize)
+  if (elementCount(a.shape) !== blocks) invalidShape(invalid, `says ${n} values in blocks of ${blocksize}, ${blocks} absmax values; ${JSON.stringify(parts.absmax)} has ${elementCount(a.shape)}`)
+  const nestedAbsmax = `${weight}.nested_absmax`
+  const nested = a.dtype === 'U8'
+  const details = { blocksize, nested, quantType: type }
+  if (nested) {
+    const na = need(view, weight, 'nested_absmax', nestedAbsmax, scheme)
+    const nm = need(view, weight, 'nested_quant_map', `${weight}.nested_quant_map`, scheme)
+    expect(weight, 'nested_absmax', nestedAbsmax, na, ['F32'])
+    expect(weight, 'nested_quant_map', `${weight}.nested_quant_map`, nm, ['F32'])
+    sameShape(weight, 'nested_quant_map', `${weight}.nested_quant_map`, nm.shape, [256], 'one value per 8-bit code:')
+    const nb = state.nested_blocksize
+    if (!Number.isInteger(nb) || nb <= 0) throw invalid(`has nested_blocksize ${JSON.stringify(nb)}`)
+    if (typeof state.nested_offset !== 'number') throw invalid(`has no numeric nested_offset (got ${JSON.stringify(state.nested_offset)})`)
+    if (elementCount(na.shape) !== ceilDiv(blocks, nb))
+      invalidShape(invalid, `needs ${ceilDiv(blocks, nb)} nested absmax values for ${blocks} blocks of ${nb}; ${JSON.stringify(nestedAbsmax)} has ${elementCount(na.shape)}`)
+    Object.assign(parts, { nestedAbsmax, nestedQuantMap: `${weight}.nested_quant_map` })
+    Object.assign(details, { nestedBlocksize: nb, nestedOffset: state.nested_offset })
+  } else {
+    expect(weight, 'absmax', parts.absmax, a, ['F32'])
+  }
+  if (config?.bnb_4bit_use_double_quant !== undefined && Boolean(config.bnb_4bit_use_double_quant) !== nested)
+    throw mismatch(weight, `the config says bnb_4bit_use_double_quant ${config.bnb_4bit_use_double_quant}, the absmax is ${nested ? '' : 'not '}nested`)
+  return { name: weight, scheme: `bnb-${type}`, shape: shape.slice(), parts, details }
+}
+
+/** @param {(why: string) => SafetensorsError} invalid @param {string} why @returns {never} */
+function invalidShape(invalid, why) {
+  throw invalid(`does not match the tensors: ${why}`)
+}
