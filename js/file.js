@@ -26,9 +26,10 @@ export const READ_RANGES = Symbol('readRanges')
 /**
  * Parses the header of `source`.
  * @param {ByteSource} source
- * @param {{ signal?: AbortSignal, closeSource?: boolean, onProgress?: ReadOptions['onProgress'] }} [options]
+ * @param {{ signal?: AbortSignal, closeSource?: boolean, onProgress?: ReadOptions['onProgress'], quantization?: any }} [options]
  *   closeSource: the file closes the source when it is closed (the source was made by open);
- *   onProgress: the header's bytes as they arrive, counted from the file's start
+ *   onProgress: the header's bytes as they arrive, counted from the file's start; quantization:
+ *   the model's quantization_config or config.json (see quant/detect.js)
  */
 export async function openSource(source, options = {}) {
   const core = await loadCore()

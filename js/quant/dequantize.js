@@ -50,6 +50,7 @@ export async function dequantize(reader, entry, options = {}) {
     return ptr
   }
   try {
+    /** @type {Context} */
     const ctx = { reader, entry, kernels, out, a, b, inner, alloc, core, options }
     const plan = PLANS[entry.scheme]
     const { whole, steps } = plan(ctx)

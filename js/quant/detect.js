@@ -258,19 +258,19 @@ function build(scheme, weight, base, view, config) {
     case 'nvfp4-modelopt': {
       const ct = scheme === 'nvfp4'
       checkMethod(ct ? 'compressed-tensors' : 'modelopt')
-      const parts = ct
-        ? { packed: `${base}.weight_packed`, scale: `${base}.weight_scale`, globalScale: `${base}.weight_global_scale` }
-        : { packed: `${base}.weight`, scale: `${base}.weight_scale`, scale2: `${base}.weight_scale_2` }
+      const scaleRole = ct ? 'globalScale' : 'scale2'
+      /** @type {Record<string, string>} */
+      const parts = { packed: `${base}.${ct ? 'weight_packed' : 'weight'}`, scale: `${base}.weight_scale`,
+        [scaleRole]: `${base}.${ct ? 'weight_global_scale' : 'weight_scale_2'}` }
       const p = need(view, weight, 'packed', parts.packed, 'nvfp4')
       expect(weight, 'packed', parts.packed, p, ['U8'], 2)
       const s = need(view, weight, 'scale', parts.scale, 'nvfp4')
       expect(weight, 'scale', parts.scale, s, ['F8_E4M3'], 2)
-      const g = ct ? need(view, weight, 'global scale', parts.globalScale, 'nvfp4')
-        : /** @type {PartInfo} */ (view.get(/** @type {string} */ (parts.scale2)))
-      expect(weight, ct ? 'global scale' : 'scale_2', ct ? parts.globalScale : /** @type {string} */ (parts.scale2), g, ['F32'])
-      if (elementCount(g.shape) !== 1) throw fail(weight, `the global scale of ${JSON.stringify(weight)} has ${elementCount(g.shape)} values; expected one`)
+      const g = need(view, weight, ct ? 'global scale' : 'scale_2', parts[scaleRole], 'nvfp4')
+      expect(weight, ct ? 'global scale' : 'scale_2', parts[scaleRole], g, ['F32'])
+      if (elementCount(g.shape) !== 1) throw fail(weight, `the ${ct ? 'global scale' : 'scale_2'} part of ${JSON.stringify(weight)} has ${elementCount(g.shape)} values; expected one`)
       const input = ct ? `${base}.input_global_scale` : `${base}.input_scale`
-      if (view.get(input)) /** @type {Record<string, string>} */ (parts)[ct ? 'inputGlobalScale' : 'inputScale'] = input
+      if (view.get(input)) parts[ct ? 'inputGlobalScale' : 'inputScale'] = input
       const out = Number(p.shape[0])
       const inF = Number(p.shape[1]) * 2
       if (Number(s.shape[0]) !== out) sameShape(weight, 'scale', parts.scale, s.shape, [out, Number(s.shape[1])], 'one row per output row:')

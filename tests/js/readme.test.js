@@ -106,6 +106,17 @@ const INPUT = {
   'model.layers.1.self_attn.q_proj.weight': { dtype: 'BF16', shape: [8, 8], data: bf16(f32(64, (i) => i - 32)) },
   position_ids: { dtype: 'I64', shape: [8], data: BigInt64Array.from({ length: 8 }, (_, i) => BigInt(i)) },
 }
+/** fp8-model.safetensors and its config.json, for the quantized snippet: E4M3 codes of exact values,
+ * scales per 128 x 128 block; the expected values computed here by hand. */
+const FP8_CODES = Uint8Array.from({ length: 256 * 192 }, (_, i) => [0x38, 0x40, 0xb8, 0x30, 0x00, 0x44][i % 6])
+const FP8_VALUES = [1, 2, -1, 0.5, 0, 3]  // the codes above, decoded
+const FP8_SCALES = Float32Array.from([0.5, 2, 4, 0.25])  // [2, 2] blocks over [256, 192]
+const FP8_MODEL = {
+  'mlp.down_proj.weight': { dtype: 'F8_E4M3', shape: [256, 192], data: FP8_CODES },
+  'mlp.down_proj.weight_scale_inv': { dtype: 'F32', shape: [2, 2], data: FP8_SCALES },
+  'norm.weight': { dtype: 'BF16', shape: [192], data: bf16(f32(192, () => 1)) },
+}
+const FP8_CONFIG = { architectures: ['Demo'], quantization_config: { quant_method: 'fp8', weight_block_size: [128, 128] } }
 const INDEX = 'model.safetensors.index.json'
 /** A sharded set: on disk for `verify`, as Files for the local-shards snippet, on the Hub for hf://Qwen/... @type {Record<string, Tensors>} */
 const SHARDS = {
@@ -136,6 +147,8 @@ before(async () => {
   modelBytes = await serialize(MODEL, { metadata: MODEL_METADATA })
   await writeFile(join(dir, 'model.safetensors'), MODEL, { metadata: MODEL_METADATA })
   await writeFile(join(dir, 'in.safetensors'), INPUT, { metadata: { format: 'pt' } })
+  await writeFile(join(dir, 'fp8-model.safetensors'), FP8_MODEL)
+  await writeBytes(join(dir, 'config.json'), JSON.stringify(FP8_CONFIG))
   /** @type {Record<string, string>} */
   const weightMap = {}
   let totalSize = 0
@@ -496,6 +509,27 @@ const CHECKS = {
       assert.deepEqual([opened.result.type, [...opened.result.names].sort(), opened.result.shards],
         ['ShardedFile', [...SHARD_NAMES].sort(), Object.keys(SHARDS)])
       assert.deepEqual(record.fetches, [], 'nothing is fetched')
+    },
+  },
+
+  'Quantized checkpoints #1': {
+    lang: 'js',
+    async run(block) {
+      const { record } = await runSnippet(block)
+      only(record, 'open', ['fp8-model.safetensors', { quantization: FP8_CONFIG }])
+      assert.deepEqual(only(record, 'SafetensorsFile.quantized').result, [{
+        name: 'mlp.down_proj.weight', scheme: 'fp8-block', shape: [256, 192],
+        parts: { weight: 'mlp.down_proj.weight', scaleInv: 'mlp.down_proj.weight_scale_inv' }, details: { block: [128, 128] },
+      }])
+      assert.deepEqual(only(record, 'SafetensorsFile.parameterCount').result,
+        { total: 256 * 192 + 192, byDtype: { BF16: 192 }, byScheme: { 'fp8-block': 256 * 192 } })
+      const w = only(record, 'SafetensorsFile.dequantize', ['mlp.down_proj.weight', { slice: [0, 128] }]).result
+      assert.deepEqual([w.type, w.dtype, w.shape], ['Tensor', 'F32', [128, 192]])
+      // Rows 0..127 are block row 0: scale 0.5 for columns 0..127, 2 for 128..191.
+      const want = Float32Array.from({ length: 128 * 192 }, (_, i) => FP8_VALUES[i % 6] * ((i % 192) < 128 ? 0.5 : 2))
+      const data = only(record, 'Tensor.data').result  // the record keeps the first 4096 values
+      assert.deepEqual(data, { ...typed('Float32Array', want), values: Array.from(want.subarray(0, 4096)) })
+      assert.equal(only(record, 'Tensor.dispose').error, undefined)
     },
   },
 

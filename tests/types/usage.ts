@@ -163,6 +163,14 @@ export function advice(code: ErrorCode): string {
     case 'AwkwardIndexOutOfRange':
     case 'AwkwardFieldNotFound':
       return 'an awkward array'
+    case 'QuantPartMissing':
+    case 'QuantPartInvalid':
+    case 'QuantIndexOutOfRange':
+    case 'QuantStateInvalid':
+    case 'QuantConfigMismatch':
+    case 'NotQuantized':
+    case 'UnsupportedQuantization':
+      return 'a quantized weight'
     default: {
       const unhandled: never = code
       return unhandled
