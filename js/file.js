@@ -11,7 +11,6 @@ import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
 import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
 import { loadCore } from './wasm.js'
-import { countParameters, detect, quantConfig, shapeCarriers } from './quant/detect.js'
 
 /** Internal: a file's part lookups for a sharded set's detection, and raw byte reads for dequantize. */
 export const PARTS = Symbol('parts')
@@ -34,7 +33,9 @@ export const READ_RANGES = Symbol('readRanges')
 export async function openSource(source, options = {}) {
   const core = await loadCore()
   const { signal } = options
-  const quantization = quantConfig(options.quantization)
+  const quantization = options.quantization ?? null
+  if (quantization !== null && (typeof quantization !== 'object' || Array.isArray(quantization)))
+    throw new SafetensorsError('InvalidArgument', 'options.quantization is a quantization_config object or a whole config.json object')
   throwIfAborted(signal)
   const fileLength = source.byteLength
   const prefix = await source.read(0, Math.min(8, fileLength), { signal })
@@ -62,24 +63,33 @@ export async function openSource(source, options = {}) {
       onProgress?.({ loaded: 8 + headerLength, total: 8 + headerLength })
     }
     const table = new TensorTable(parseHeader(core, ptr, headerLength, fileLength), 8 + headerLength)
-    const small = await readShapeCarriers(core, source, table, signal)
-    return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false, { small, quantization })
+    // The detector loads only for a header that names a quantized weight's part.
+    const detector = QUANT_MARKS.some((mark) => table.mentions(mark)) ? await import('./quant/detect.js') : null
+    const small = detector ? await readShapeCarriers(core, source, table, detector, signal) : new Map()
+    return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false,
+      { small, detector, quantization: detector?.quantConfig(quantization) })
   } finally {
     heapFree(core, ptr)
   }
 }
 
+/** Name endings of the tensors that mark a quantized weight (quant/detect.js, anchorOf) or carry its shape. */
+const QUANT_MARKS = ['_scale_inv', '_blocks', '.weight_packed', '.weight_scale_2', '.qweight', '.weight_shape',
+  '.quant_state.bitsandbytes__']
+
+/** @typedef {typeof import('./quant/detect.js')} Detector */
+
 /**
  * The small tensors that hold quantized weights' logical shapes (see quant/detect.js), read at
- * open so that quantized() and parameterCount() need no read. A header that names none costs
- * one search of its names.
- * @param {any} core @param {ByteSource} source @param {TensorTable} table @param {AbortSignal | undefined} signal
+ * open so that quantized() and parameterCount() need no read.
+ * @param {any} core @param {ByteSource} source @param {TensorTable} table @param {Detector} detector
+ * @param {AbortSignal | undefined} signal
  * @returns {Promise<Map<string, Uint8Array>>}
  */
-async function readShapeCarriers(core, source, table, signal) {
+async function readShapeCarriers(core, source, table, detector, signal) {
   const small = new Map()
   if (!table.mentions('.weight_shape') && !table.mentions('.quant_state.bitsandbytes__')) return small
-  const names = shapeCarriers(table.names, (name) => table.info(table.require(name)))
+  const names = detector.shapeCarriers(table.names, (name) => table.info(table.require(name)))
   const targets = names.map((name) => {
     const i = table.require(name)
     return { name, offset: table.byteOffset(i), length: table.byteLength(i), ptr: 0 }
@@ -113,6 +123,7 @@ export class SafetensorsFile {
   #closed = false
   #small
   #quantization
+  #detector
   /** @type {import('./quant/detect.js').Detection | null} */
   #detection = null
 
@@ -122,11 +133,14 @@ export class SafetensorsFile {
    * @param {TensorTable} table
    * @param {number} headerLength
    * @param {boolean} closeSource
-   * @param {{ small?: Map<string, Uint8Array>, quantization?: Record<string, any> | null }} [quant]
-   *   small: the shape carriers' bytes (readShapeCarriers); quantization: the model's config
+   * @param {{ small?: Map<string, Uint8Array>, detector?: Detector | null,
+   *   quantization?: Record<string, any> | null }} [quant]
+   *   small: the shape carriers' bytes (readShapeCarriers); detector: quant/detect.js when the
+   *   header names quantized parts, else null; quantization: the model's config
    */
   constructor(core, source, table, headerLength, closeSource, quant = {}) {
     this.#small = quant.small ?? new Map()
+    this.#detector = quant.detector ?? null
     this.#quantization = quant.quantization ?? null
     this.#core = core
     this.#source = source
@@ -153,7 +167,8 @@ export class SafetensorsFile {
    * @returns {{ total: number, byDtype: Record<string, number>, byScheme: Record<string, number> }}
    */
   parameterCount() {
-    return countParameters(this[PARTS](), this.#detect())
+    if (!this.#detector) return plainCount(this.#table)
+    return this.#detector.countParameters(this[PARTS](), this.#detect())
   }
 
   /**
@@ -181,8 +196,10 @@ export class SafetensorsFile {
     return dequantize({ core: this.#core, get: (n) => this.info(n), read: (r, o) => this[READ_RANGES](r, o) }, entry, options)
   }
 
+  /** @returns {import('./quant/detect.js').Detection} */
   #detect() {
-    this.#detection ??= detect(this[PARTS](), this.#quantization)
+    this.#detection ??= this.#detector?.detect(this[PARTS](), this.#quantization)
+      ?? { entries: [], problems: [], byName: new Map(), partNames: new Set() }
     return this.#detection
   }
 
@@ -389,4 +406,18 @@ export function quantizedEntry(found, name, stored) {
     : 'no tensor or quantized weight has that name'
   throw new SafetensorsError('NotQuantized', `${JSON.stringify(name)} is not a quantized weight (${hint}); ` +
     `quantized() lists the ${found.entries.length} there are`, { tensor: name })
+}
+
+/** @param {TensorTable} table parameters when no tensor is part of a quantized weight */
+function plainCount(table) {
+  /** @type {Record<string, number>} */
+  const byDtype = {}
+  let total = 0
+  for (let i = 0; i < table.count; i++) {
+    const n = table.elementCount(i)
+    const dtype = table.dtype(i)
+    byDtype[dtype] = (byDtype[dtype] ?? 0) + n
+    total += n
+  }
+  return { total, byDtype, byScheme: {} }
 }
