@@ -26,5 +26,5 @@ done
 for module in safetensors_quant safetensors_quant_nosimd; do
   cp build/wasm/$module.mjs dist/$module.mjs
   echo "dist/$module.mjs: $(wc -c <dist/$module.mjs) bytes, $(gzip -9c dist/$module.mjs | wc -c) gzipped"
-  printf 'declare const quantWasm: () => Uint8Array\nexport default quantWasm\n' > dist/$module.d.mts
+  printf 'declare const quantWasm: () => Uint8Array<ArrayBuffer>\nexport default quantWasm\n' > dist/$module.d.mts
 done
