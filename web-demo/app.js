@@ -4,15 +4,18 @@
  * tensors you pick. Uses only the package's public API (../js/index.js). `?url=...` or
  * `?hf=org/repo[@revision][/path]` opens a file on load; `&tensor=...` also selects a tensor;
  * `&endpoint=...` names another Hub for repo ids (a local one in tests, a mirror), shown on the
- * page since the token goes there.
+ * page since the token goes there. A config.json beside the file (same folder URL, same repo
+ * folder and revision, or among the files dropped) gives open() its quantization settings.
  */
 import { SafetensorsError } from '../js/index.js'
 import { TensorBrowser } from './modules/browser.js'
 import { isAwkward, renderAwkward } from './modules/awkward-view.js'
-import { byId } from './modules/dom.js'
-import { errorCard } from './modules/errors.js'
+import { CONFIG_NAME, configAmong, configUrlBeside, fetchConfig, hubConfigUrl, quantizationOption } from './modules/config.js'
+import { byId, el, visible } from './modules/dom.js'
+import { describeError, errorCard } from './modules/errors.js'
 import { escapeInvisible } from './modules/format.js'
 import { fileLink, hubAddress, isHubAddress, openLocal, openUrl } from './modules/model.js'
+import { HF_ENDPOINT } from '../js/io/hf.js'
 import { NetworkMeter } from './modules/network.js'
 import { renderSummary } from './modules/summary.js'
 import { Tasks } from './modules/task.js'
@@ -49,13 +52,22 @@ const tasks = new Tasks({
   error: showError,
 })
 const view = new TensorView(byId('tensor-view'), tasks, (row) => {
-  browser.select(row?.name ?? null)
+  browser.select(row?.name ?? null, Boolean(row?.partOf))
   setAddress(row?.name ?? null)
 })
-const browser = new TensorBrowser(byId('tensors'), (name) => {
-  const row = model?.rows.find((r) => r.name === name)
+const browser = new TensorBrowser(byId('tensors'), (name, part) => {
+  const row = part ? findPart(name) : model?.rows.find((r) => r.name === name)
   if (row) view.show(row)
 })
+
+/** The row of a quantized weight's part, by its stored name. @param {string} name */
+function findPart(name) {
+  for (const r of model?.rows ?? []) {
+    const part = r.quant?.parts.find((p) => p.name === name)
+    if (part) return part
+  }
+  return null
+}
 
 /** @type {import('./modules/model.js').Model | null} */
 let model = null
@@ -100,6 +112,28 @@ function showError(error) {
 /** @param {string} message */
 function showNotice(message) {
   ui.notice.textContent = message
+  ui.notice.hidden = false
+}
+
+/**
+ * What the page says about a file's quantization once it is shown: a config.json that could not
+ * be read, a config that does not fit the tensors, and a quantization the library finds
+ * inconsistent (its coded error: the tensors are then listed as stored). Nothing when all is well.
+ * @param {import('./modules/model.js').Model} opened @param {string[]} notes
+ */
+function showQuantNotes(opened, notes) {
+  /** @type {HTMLElement[]} */
+  const lines = notes.map((note) => el('p', { class: 'notice-line' }, ...visible(note)))
+  if (opened.quantError) {
+    const d = describeError(opened.quantError)
+    lines.push(el('p', { class: 'notice-line quant-notice' },
+      'The quantized weights cannot be decoded, so every tensor is listed as stored. ',
+      d.code ? el('code', { class: 'notice-code', text: d.code }) : null,
+      d.code ? ' ' : null,
+      ...visible(d.message)))
+  }
+  if (lines.length === 0) return
+  ui.notice.replaceChildren(...lines)
   ui.notice.hidden = false
 }
 
@@ -162,7 +196,8 @@ async function openFromUrl(href, options = {}) {
   }
   ui.urlInput.value = url
   const token = ui.tokenInput.value.trim()
-  await openRemote(url, { headers: token ? { Authorization: `Bearer ${token}` } : undefined }, options.tensor)
+  const headers = token ? { Authorization: `Bearer ${token}` } : undefined
+  await openRemote(url, { headers }, options.tensor, configUrlBeside(url), headers)
 }
 
 /**
@@ -175,41 +210,60 @@ async function openFromHub(address, options = {}) {
   await discard()
   ui.repoInput.value = address.replace(/^hf:\/\//i, '')
   const token = ui.tokenInput.value.trim() || undefined
-  await openRemote(address, { token, endpoint: hubEndpoint ?? undefined }, options.tensor)
+  // config.json of the same repo folder at the same revision; the token goes to the Hub only.
+  await openRemote(address, { token, endpoint: hubEndpoint ?? undefined }, options.tensor,
+    hubConfigUrl(address, hubEndpoint ?? HF_ENDPOINT), token ? { Authorization: `Bearer ${token}` } : undefined)
 }
 
 /**
- * Opens a URL or an hf:// address through the network meter and shows it.
+ * Opens a URL or an hf:// address through the network meter and shows it; when it looks
+ * quantized, with the settings of the config.json at `configUrl` (fetched outside the meter: it
+ * is not part of the checkpoint).
  * @param {string} src @param {{ headers?: Record<string, string>, token?: string, endpoint?: string }} access
  * @param {string | null | undefined} tensor a tensor to select once open
+ * @param {string | null} configUrl @param {Record<string, string> | undefined} configHeaders
  */
-async function openRemote(src, access, tensor) {
+async function openRemote(src, access, tensor, configUrl, configHeaders) {
   openedUrl = src  // in the address bar from now on, so that a reload tries again
   setAddress(null)
   meter.reset('http')
-  const opened = await tasks.run(`Opening ${src}`, (signal, progress) =>
-    openUrl(src, {
-      ...access, fetch: meter.fetch, signal,
-      onShards: (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`),
-    }))
+  /** @type {string[]} */
+  const notes = []
+  const opened = await tasks.run(`Opening ${src}`, (signal, progress) => openUrl(src, {
+    ...access, fetch: meter.fetch, signal,
+    onShards: (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`),
+    findConfig: async () => {
+      const read = configUrl ? await fetchConfig(configUrl, { headers: configHeaders, signal }) : null
+      if (read?.note) notes.push(read.note)
+      return { config: quantizationOption(read?.config ?? null), from: read?.from ?? null }
+    },
+  }))
   if (!opened) return
   show(opened)
-  const row = tensor ? opened.rows.find((r) => r.name === tensor) : null
+  showQuantNotes(opened, notes)
+  const row = tensor ? opened.rows.find((r) => r.name === tensor) ?? findPart(tensor) : null
   if (row) await view.show(row)
   else if (tensor) showNotice(`This file has no tensor named “${escapeInvisible(tensor)}”.`)
 }
 
-/** @param {File[]} files one file, or a sharded set's index with its shards */
-async function openFromFiles(files) {
+/** @param {File[]} given one file, or a sharded set's index with its shards; and a config.json */
+async function openFromFiles(given) {
   clearMessages()
   await discard()
   meter.reset('local')
+  const { files, read } = await configAmong(given)
+  if (files.length === 0) {
+    showError(new SafetensorsError('UnsupportedSource', `${CONFIG_NAME} alone: choose or drop it together with the .safetensors file (or the sharded index and its shards) it describes`))
+    return
+  }
   const index = files.find((file) => file.name.endsWith('.index.json'))
   const opened = await tasks.run(`Opening ${(index ?? files[0]).name}`, (signal, progress) =>
     openLocal(files, (s) => meter.countingSource(s), signal,
-      (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`)))
+      (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`),
+      { config: quantizationOption(read.config), from: read.from }))
   if (!opened) return
   show(opened)
+  showQuantNotes(opened, read.note ? [read.note] : [])
 }
 
 /**

@@ -13,7 +13,8 @@ import { TensorTree } from './tree.js'
 
 /**
  * The rows that match every word of the filter, as a mask by `order`: a word matches a name or
- * shard containing it, or a dtype equal to it (case-insensitive).
+ * shard containing it, or a dtype equal to it (case-insensitive); a quantized weight's name
+ * counts its parts' names, its dtype is its scheme's name.
  * @param {Row[]} rows @param {Lowered} lower @param {string[]} words lower-case, at least one
  * @returns {{ mask: Uint8Array, count: number }}
  */
@@ -43,7 +44,7 @@ function lowered(rows) {
   let size = 0
   for (const r of rows) size = Math.max(size, r.order + 1)
   return {
-    names: rows.map((r) => r.name.toLowerCase()),
+    names: rows.map((r) => (r.quant ? [r.name, ...r.quant.parts.map((p) => p.name)].join('\n') : r.name).toLowerCase()),
     shards: rows.map((r) => (r.shard ?? '').toLowerCase()),
     dtypes: rows.map((r) => r.dtype.toLowerCase()),
     size,
@@ -53,7 +54,7 @@ function lowered(rows) {
 export class TensorBrowser {
   /**
    * @param {HTMLElement} section
-   * @param {(name: string) => void} onSelect
+   * @param {(name: string, part?: boolean) => void} onSelect part: `name` is the stored name of a quantized weight's part
    */
   constructor(section, onSelect) {
     /** @type {Row[]} */
@@ -142,10 +143,10 @@ export class TensorBrowser {
     if (view === 'tree' && !this.treeDrawn) this.#drawTree()
   }
 
-  /** @param {string | null} name */
-  select(name) {
-    this.table.select(name)
-    this.tree.select(name)
+  /** @param {string | null} name @param {boolean} [part] a quantized weight's part */
+  select(name, part = false) {
+    this.table.select(name, part)
+    this.tree.select(name, part)
   }
 
   #refresh() {

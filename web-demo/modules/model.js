@@ -1,18 +1,36 @@
 /**
  * What the page shows of an opened file: one object for a single file and a sharded set alike,
  * built with the package's public API and js/overview.js (what the CLI's inspect shows too).
+ *
+ * A quantized checkpoint's weights (f.quantized()) are listed once, by logical name: their row
+ * carries the scheme and the logical shape, and their parts (the stored tensors: packed values,
+ * scales, zero points...) are folded under it instead of being rows of their own. A checkpoint
+ * whose quantization is inconsistent (quantized() throws) is listed as stored, with the coded
+ * error kept to show as a notice.
  */
 import { SafetensorsError, ShardedFile, blobSource, open } from '../../js/index.js'
 import { overview } from '../../js/overview.js'
 
 /**
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
- * @typedef {import('../../js/overview.js').Row} Row
+ * @typedef {import('../../js/overview.js').Row & { quant?: QuantRow, partOf?: string, role?: string }} Row
+ *   quant: on a quantized weight's row (its `dtype` is then the scheme's name, its `shape` the
+ *   logical shape, `elements` the logical count, `byteLength` the sum of its parts'); partOf and
+ *   role: on a part's row, the logical weight it belongs to and its role
+ * @typedef {{ scheme: string, details: Record<string, unknown>, parts: Row[] }} QuantRow
+ * @typedef {{ name: string, scheme: string, shape: number[], parts: Record<string, string>, details?: Record<string, unknown> }} QuantEntry
  * @typedef {import('../../js/overview.js').ShardSummary} ShardSummary
  * @typedef {import('../../js/overview.js').Overview & {
  *   label: string, source: 'url' | 'hub' | 'local', file: SafetensorsFile | ShardedFile,
+ *   rows: Row[], stored: Row[], quantized: QuantEntry[], quantError: unknown,
+ *   parameters: { total: number, byDtype: Record<string, number>, byScheme?: Record<string, number> },
+ *   config: { from: string | null, used: boolean },
  * }} Model
+ *   rows: what the tensor list shows (plain tensors and quantized weights, parts folded);
+ *   stored: every stored tensor; quantError: what quantized() threw, or null
  */
+
+/** @typedef {{ config: Record<string, unknown> | undefined, from: string | null }} ConfigUse */
 
 /**
  * Opens a URL or a Hub address (hf://...): a single file, or a sharded set whose shard headers
@@ -20,20 +38,40 @@ import { overview } from '../../js/overview.js'
  * only); `headers` for URLs.
  * @param {string} href absolute URL, or hf://org/repo[@revision][/path]
  * @param {{ fetch: (input: string, init?: RequestInit) => Promise<Response>, headers?: Record<string, string>,
- *   token?: string, endpoint?: string, signal: AbortSignal, onShards?: (done: number, total: number) => void }} options
+ *   token?: string, endpoint?: string, signal: AbortSignal, onShards?: (done: number, total: number) => void,
+ *   findConfig?: () => Promise<ConfigUse> }} options  findConfig: the quantization config beside
+ *   the file, asked for when the file looks quantized
  * @returns {Promise<Model>}
  */
 export async function openUrl(href, options) {
   const hub = isHubAddress(href)
-  const f = await open(href, hub
-    ? { fetch: options.fetch, token: options.token, endpoint: options.endpoint, signal: options.signal }
-    : { fetch: options.fetch, headers: options.headers, signal: options.signal })
+  /** @param {Record<string, unknown> | undefined} quantization */
+  const opener = (quantization) => open(href, hub
+    ? { fetch: options.fetch, token: options.token, endpoint: options.endpoint, signal: options.signal, quantization }
+    : { fetch: options.fetch, headers: options.headers, signal: options.signal, quantization })
+  let f = await opener(undefined)
+  /** @type {Model['config'] & { refused: unknown }} */
+  let config = { from: null, used: false, refused: null }
   try {
+    // config.json is looked for only when the names look quantized (a plain checkpoint costs no
+    // request more); when it has quantization settings, the file is opened again with them.
+    if (options.findConfig && looksQuantized(f.names)) {
+      const found = await options.findConfig()
+      if (found.config) {
+        const previous = f
+        const again = await openQuantized(opener, found)
+        f = again.file
+        config = again.config
+        await previous.close()
+      } else {
+        config = { ...config, from: found.from }
+      }
+    }
     // A name with a bare % (100%.safetensors) is not percent-encoding: shown as it is.
     const label = hub ? href.replace(/^hf:\/\//i, '') : safeDecode(new URL(href).pathname.split('/').pop() || href)
     const source = hub ? 'hub' : 'url'
-    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, source)
-    return await fileModel(f, label, source)
+    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, source, config)
+    return await fileModel(/** @type {SafetensorsFile} */ (f), label, source, config)
   } catch (error) {
     await f.close()
     throw error
@@ -41,15 +79,57 @@ export async function openUrl(href, options) {
 }
 
 /**
+ * Names of parts of quantized weights (detection itself is the library's): a part only one of the
+ * schemes has. Not a bare `.weight_scale`: per-tensor FP8 checkpoints have it, and need no config.
+ */
+const PART_NAME = /(\.weight_scale_inv|_blocks|_scales|\.weight_packed|\.weight_scale_2|\.weight_global_scale|\.weight_shape|\.weight_zero_point|\.qweight|\.qzeros|\.g_idx|\.absmax|\.quant_map|\.quant_state\.bitsandbytes__\w+)$/
+
+/**
+ * Whether a checkpoint's tensor names look like a quantized one's (some part of a scheme the
+ * library decodes): then its config.json is worth a request. Names only, so that a sharded set
+ * is judged from its index before its shard headers are read.
+ * @param {string[]} names
+ */
+export function looksQuantized(names) {
+  return names.some((name) => PART_NAME.test(name))
+}
+
+/**
+ * Opens with the config's quantization settings; when open() itself refuses them (a config that
+ * does not fit the tensors), opens without, so that the file is still shown (quantized() then
+ * reports what it finds).
+ * @template F
+ * @param {(quantization: Record<string, unknown> | undefined) => Promise<F>} opener
+ * @param {ConfigUse} config
+ * @returns {Promise<{ file: F, config: Model['config'] & { refused: unknown } }>}
+ */
+async function openQuantized(opener, config) {
+  if (!config.config) return { file: await opener(undefined), config: { from: config.from, used: false, refused: null } }
+  try {
+    return { file: await opener(config.config), config: { from: config.from, used: true, refused: null } }
+  } catch (error) {
+    if (!isQuantError(error)) throw error
+    return { file: await opener(undefined), config: { from: config.from, used: false, refused: error } }
+  }
+}
+
+/** @param {unknown} error a quantization problem (its codes: Quant*, NotQuantized, UnsupportedQuantization) */
+export function isQuantError(error) {
+  return error instanceof SafetensorsError && /^(Quant|NotQuantized$|UnsupportedQuantization$)/.test(error.code)
+}
+
+/**
  * Opens local files (from the picker or a drop), read in slices through `wrap`: one
- * .safetensors file, or a sharded set's index together with its shards, found by file name.
+ * .safetensors file, or a sharded set's index together with its shards, found by file name
+ * (a config.json among them is taken out by the caller and comes as `config`).
  * @param {File[]} files
  * @param {(source: import('../../js/index.js').ByteSource) => import('../../js/index.js').ByteSource} wrap
  * @param {AbortSignal} signal
  * @param {(done: number, total: number) => void} [onShards]
+ * @param {ConfigUse} [config] the quantization config given with the files
  * @returns {Promise<Model>}
  */
-export async function openLocal(files, wrap, signal, onShards) {
+export async function openLocal(files, wrap, signal, onShards, config = { config: undefined, from: null }) {
   const index = files.find((file) => file.name.endsWith('.index.json'))
   if (index) {
     // The index names shards by path; a drop or a picker gives file names only.
@@ -61,13 +141,14 @@ export async function openLocal(files, wrap, signal, onShards) {
       if (!file) missing.push(path)
       return file && wrap(blobSource(file))
     }
-    const f = await open(index, { signal, shards }).catch((error) => {
+    const opened = await openQuantized((quantization) => open(index, { signal, shards, quantization }), config).catch((error) => {
       if (missing.length === 0) throw error
       throw new SafetensorsError('ShardMissing', `${index.name} names ${missing.length === 1 ? 'a shard' : 'shards'} ` +
         `not among the files given: ${missing.join(', ')}. Choose or drop the index together with its shards.`)
     })
+    const f = /** @type {ShardedFile} */ (opened.file)
     try {
-      return await shardedModel(f, index.name, signal, onShards, 'local')
+      return await shardedModel(f, index.name, signal, onShards, 'local', opened.config)
     } catch (error) {
       await f.close()
       throw error
@@ -80,9 +161,10 @@ export async function openLocal(files, wrap, signal, onShards) {
   const [file] = files
   if (file.name.endsWith('.json'))
     throw new SafetensorsError('UnsupportedSource', `${file.name} is JSON, not a safetensors file`)
-  const f = /** @type {SafetensorsFile} */ (await open(wrap(blobSource(file)), { signal }))
+  const opened = await openQuantized((quantization) => open(wrap(blobSource(file)), { signal, quantization }), config)
+  const f = /** @type {SafetensorsFile} */ (opened.file)
   try {
-    return await fileModel(f, file.name, 'local')
+    return await fileModel(f, file.name, 'local', opened.config)
   } catch (error) {
     await f.close()
     throw error
@@ -91,10 +173,12 @@ export async function openLocal(files, wrap, signal, onShards) {
 
 /**
  * @param {SafetensorsFile} f @param {string} label @param {Model['source']} source
+ * @param {Model['config'] & { refused: unknown }} config
  * @returns {Promise<Model>}
  */
-async function fileModel(f, label, source) {
-  return { label, source, file: f, ...await overview(f) }
+async function fileModel(f, label, source, config) {
+  const o = await overview(f)
+  return withQuantized({ label, source, file: f, ...o }, () => /** @type {any} */ (f).quantized?.(), config)
 }
 
 /**
@@ -102,11 +186,83 @@ async function fileModel(f, label, source) {
  * @param {ShardedFile} f @param {string} label @param {AbortSignal} signal
  * @param {((done: number, total: number) => void) | undefined} onShards
  * @param {Model['source']} source
+ * @param {Model['config'] & { refused: unknown }} config
  * @returns {Promise<Model>}
  */
-async function shardedModel(f, label, signal, onShards, source) {
+async function shardedModel(f, label, signal, onShards, source, config) {
   const o = await overview(f, { signal, onProgress: onShards && (({ loaded, total }) => onShards(loaded, total)) })
-  return { label, source, file: f, ...o }
+  return withQuantized({ label, source, file: f, ...o }, () => /** @type {any} */ (f).quantized?.(), config)
+}
+
+/**
+ * The model with its quantized weights folded: each weight one row by logical name, its parts
+ * under it. A library without quantized() (or a file with no quantized weight) changes nothing.
+ * @param {Omit<Model, 'stored' | 'quantized' | 'quantError' | 'config'>} base
+ * @param {() => QuantEntry[] | Promise<QuantEntry[]> | undefined} list
+ * @param {Model['config'] & { refused: unknown }} config
+ * @returns {Promise<Model>}
+ */
+async function withQuantized(base, list, config) {
+  const stored = base.rows
+  /** @type {QuantEntry[]} */
+  let entries = []
+  /** @type {unknown} */
+  let quantError = config.refused
+  // js/overview.js lists them (quantized, quantizedError) where it does; else they are asked for.
+  const listed = /** @type {{ quantized?: unknown, quantizedError?: unknown }} */ (base)
+  if (Array.isArray(listed.quantized)) {
+    entries = listed.quantized
+    quantError ??= listed.quantizedError ?? null
+  } else {
+    try {
+      entries = (await list()) ?? []
+    } catch (error) {
+      if (!isQuantError(error)) throw error
+      quantError ??= error
+    }
+  }
+  const model = { ...base, stored, quantized: entries, quantError, config: { from: config.from, used: config.used } }
+  if (entries.length === 0) return model
+  return { ...model, rows: foldParts(stored, entries) }
+}
+
+/**
+ * The rows the list shows: stored rows that are no part of a quantized weight, and one row per
+ * quantized weight (where its first part was), its parts under it.
+ * @param {Row[]} stored @param {QuantEntry[]} entries
+ * @returns {Row[]}
+ */
+export function foldParts(stored, entries) {
+  const byName = new Map(stored.map((r) => [r.name, r]))
+  /** @type {Map<string, QuantEntry>} */
+  const owner = new Map()
+  for (const e of entries) for (const part of Object.values(e.parts)) owner.set(part, e)
+  /** @type {Row[]} */
+  const rows = []
+  /** @type {Set<QuantEntry>} */
+  const placed = new Set()
+  for (const r of stored) {
+    const e = owner.get(r.name)
+    if (!e) {
+      rows.push(r)
+      continue
+    }
+    if (placed.has(e)) continue
+    placed.add(e)
+    const parts = Object.entries(e.parts).flatMap(([role, name]) => {
+      const part = byName.get(name)
+      return part ? [{ ...part, partOf: e.name, role }] : []
+    })
+    const shape = e.shape.map(Number)
+    rows.push({
+      name: e.name, dtype: e.scheme, shape, elements: shape.reduce((a, b) => a * b, 1),
+      byteOffset: Math.min(...parts.map((p) => p.byteOffset)),
+      byteLength: parts.reduce((n, p) => n + p.byteLength, 0),
+      shard: parts[0]?.shard ?? null, order: r.order,
+      quant: { scheme: e.scheme, details: e.details ?? {}, parts },
+    })
+  }
+  return rows
 }
 
 /**

@@ -1,9 +1,12 @@
 /**
- * The file summary: size, header, tensor and parameter counts, parameters by dtype, metadata
- * (JSON-looking values pretty-printed) and, for a sharded set, its shards.
+ * The file summary: size, header, tensor and parameter counts, parameters by dtype (and by
+ * quantization scheme: a quantized weight counts its logical values once, under its scheme),
+ * the quantized weights by scheme, metadata (JSON-looking values pretty-printed) and, for a
+ * sharded set, its shards.
  */
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatPercent } from './format.js'
+import { schemeBadge } from './table.js'
 
 /** A colour per dtype family, for the parameters-by-dtype bar. */
 const DTYPE_COLOURS = /** @type {Record<string, string>} */ ({
@@ -11,6 +14,10 @@ const DTYPE_COLOURS = /** @type {Record<string, string>} */ ({
   F8_E5M2: '#f08c00', F8_E8M0: '#d9480f', F8_E4M3FNUZ: '#e67700', F8_E5M2FNUZ: '#fab005', F4: '#c2255c',
   F6_E2M3: '#a61e4d', F6_E3M2: '#862e9c', I64: '#495057', I32: '#5c677d', I16: '#748094', I8: '#8d99ae',
   U64: '#495057', U32: '#5c677d', U16: '#748094', U8: '#8d99ae', BOOL: '#adb5bd',
+})
+/** A colour per quantization scheme, in the same bar. */
+const SCHEME_COLOURS = /** @type {Record<string, string>} */ ({
+  'fp8-block': '#d9480f', mxfp4: '#c2255c', nvfp4: '#9c36b5', gptq: '#0c8599', awq: '#2b8a3e', 'bnb-nf4': '#e67700', 'ct-pack': '#5f3dc4',
 })
 
 /**
@@ -22,7 +29,10 @@ export function renderSummary(section, model) {
   const tile = (/** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ sub = '') =>
     el('div', { class: 'tile' }, el('dt', { text: label }), el('dd', {}, el('span', { class: 'tile-value', text: value }), sub ? el('span', { class: 'tile-sub', text: sub }) : null))
   const { total, byDtype } = model.parameters
-  const dtypes = Object.entries(byDtype).sort((a, b) => b[1] - a[1])
+  const byScheme = model.parameters.byScheme ?? {}
+  const colour = (/** @type {string} */ d) => (d in byScheme && !(d in byDtype) ? SCHEME_COLOURS[d] : DTYPE_COLOURS[d]) ?? '#868e96'
+  const dtypes = [...Object.entries(byDtype), ...Object.entries(byScheme)].filter(([, n]) => n > 0 || total === 0).sort((a, b) => b[1] - a[1])
+  const quantized = model.quantized ?? []
   section.replaceChildren(...[
     el('div', { class: 'summary-head' },
       el('h2', { id: 'summary-title', class: 'file-name', title: escapeInvisible(model.label) }, ...visible(model.label)),
@@ -30,21 +40,43 @@ export function renderSummary(section, model) {
     el('dl', { class: 'tiles' },
       tile('File size', formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`),
       tile(sharded ? 'Headers' : 'Header', formatBytes(model.headerLength), `${formatCount(model.headerLength)} bytes${sharded ? ' in all' : ''}`),
-      tile('Tensors', formatCount(model.rows.length)),
+      tile('Tensors', formatCount(model.stored?.length ?? model.rows.length), quantized.length ? `${formatCount(quantized.length)} quantized ${quantized.length === 1 ? 'weight' : 'weights'}` : ''),
       tile('Parameters', compactCount(total), formatCount(total))),
     dtypes.length ? el('div', { class: 'dtype-breakdown' },
-      el('h3', { text: 'Parameters by dtype' }),
+      el('h3', { text: Object.keys(byScheme).length ? 'Parameters by dtype and quantization scheme' : 'Parameters by dtype' }),
       el('div', { class: 'dtype-bar', role: 'img', 'aria-label': dtypes.map(([d, n]) => `${d} ${formatPercent(n, total)}`).join(', ') },
-        dtypes.map(([d, n]) => el('span', { style: `flex-grow: ${n}; background: ${DTYPE_COLOURS[d] ?? '#868e96'}`, title: `${d}: ${formatCount(n)}` }))),
-      el('ul', { class: 'dtype-legend' }, dtypes.map(([d, n]) => el('li', {},
-        el('span', { class: 'swatch', style: `background: ${DTYPE_COLOURS[d] ?? '#868e96'}` }),
-        el('span', { class: 'mono', text: d }),
+        dtypes.map(([d, n]) => el('span', { style: `flex-grow: ${n}; background: ${colour(d)}`, title: `${d}: ${formatCount(n)}` }))),
+      el('ul', { class: 'dtype-legend' }, dtypes.map(([d, n]) => el('li', { class: d in byScheme ? 'legend-scheme' : undefined },
+        el('span', { class: 'swatch', style: `background: ${colour(d)}` }),
+        d in byScheme ? schemeBadge(d) : el('span', { class: 'mono', text: d }),
         el('span', { class: 'muted', text: `${formatCount(n)} · ${formatPercent(n, total)}` }))))) : null,
+    quantized.length || model.config?.from ? quantizationBlock(quantized, model.config) : null,
     metadataBlock(sharded ? 'Index metadata' : 'Metadata', model.metadata),
     sharded ? metadataBlock('Shard metadata (the same in every shard)', model.shardMetadata, true) : null,
     sharded && model.shards ? shardTable(model.shards) : null,
   ].filter((node) => node !== null))
   section.hidden = false
+}
+
+/**
+ * The quantized weights by scheme, and where the quantization settings came from.
+ * @param {NonNullable<import('./model.js').Model['quantized']>} quantized
+ * @param {import('./model.js').Model['config'] | undefined} config
+ */
+function quantizationBlock(quantized, config) {
+  /** @type {Map<string, number>} */
+  const counts = new Map()
+  for (const q of quantized) counts.set(q.scheme, (counts.get(q.scheme) ?? 0) + 1)
+  const source = config?.from
+    ? config.used ? `Settings from ${config.from}.` : `${config.from} was read; it has no quantization settings that apply.`
+    : 'No config.json: settings inferred from the tensors.'
+  return el('div', { class: 'quantization' },
+    el('h3', { text: 'Quantized weights' }),
+    quantized.length
+      ? el('ul', { class: 'scheme-list' }, [...counts].map(([scheme, n]) => el('li', {},
+        schemeBadge(scheme), el('span', { class: 'muted', text: ` ${formatCount(n)} ${n === 1 ? 'weight' : 'weights'}` }))))
+      : el('p', { class: 'muted', text: 'None.' }),
+    el('p', { class: 'hint config-source' }, ...visible(source)))
 }
 
 /** 1,234,567,890 as "1.23 B". @param {number} n */

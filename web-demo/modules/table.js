@@ -4,10 +4,14 @@
  * selects). Sorted once per column and direction; a filter picks its first MAX_ROWS matches from
  * that order (no sort per keystroke, whatever the number of tensors). Names are shown with their
  * invisible and bidirectional characters as marked escapes (visible()).
+ *
+ * A quantized weight is one row (its scheme as a badge, its logical shape) whose parts, the
+ * stored tensors it is decoded from, fold under it: the ▸ button (or → and ←) shows and hides
+ * them, and each part can be selected like a tensor.
  */
 import { sortByName } from '../../js/name-tree.js'
 import { el, visible } from './dom.js'
-import { formatBytes, formatCount, formatShape } from './format.js'
+import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
 
 /** Rows drawn at most; a search narrows the rest down. */
 const MAX_ROWS = 2000
@@ -22,7 +26,7 @@ const collator = new Intl.Collator('en', { numeric: true })
 /** @type {Column[]} */
 const COLUMNS = [
   { key: 'name', label: 'Name', compare: (a, b) => collator.compare(a.name, b.name), cell: (r) => r.name, className: 'name' },
-  { key: 'dtype', label: 'dtype', compare: (a, b) => collator.compare(a.dtype, b.dtype) || a.order - b.order, cell: (r) => r.dtype, className: 'mono' },
+  { key: 'dtype', label: 'dtype', compare: (a, b) => collator.compare(a.dtype, b.dtype) || a.order - b.order, cell: (r) => r.dtype, className: 'mono col-dtype' },
   { key: 'shape', label: 'Shape', compare: (a, b) => a.shape.length - b.shape.length || a.elements - b.elements || a.order - b.order, cell: (r) => formatShape(r.shape), className: 'mono' },
   { key: 'byteLength', label: 'Size', numeric: true, compare: (a, b) => a.byteLength - b.byteLength || a.order - b.order, cell: (r) => formatBytes(r.byteLength) },
   { key: 'byteOffset', label: 'Offset', numeric: true, compare: (a, b) => a.order - b.order, cell: (r) => formatCount(r.byteOffset), className: 'col-offset' },
@@ -75,18 +79,41 @@ export class TensorTable {
     this.sort = { key: 'byteOffset', direction: 1 }
     /** @type {string | null} */
     this.selected = null
+    /** Whether `selected` names a part of a quantized weight (a part may share its weight's name). */
+    this.selectedPart = false
+    /** @type {Set<string>} the quantized weights whose parts are shown */
+    this.expanded = new Set()
     this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true' })
     this.note = el('p', { class: 'muted table-note', hidden: true })
     this.element = el('div', { class: 'table-scroll tensor-table-scroll' }, this.table)
     this.wrapper = el('div', {}, this.element, this.note)
     this.table.addEventListener('keydown', (e) => this.#onKey(e))
     this.table.addEventListener('click', (e) => {
-      const tr = /** @type {HTMLElement} */ (e.target).closest('tbody tr')
-      if (tr instanceof HTMLElement && tr.dataset.name !== undefined) {
+      const target = /** @type {HTMLElement} */ (e.target)
+      const tr = target.closest('tbody tr')
+      if (!(tr instanceof HTMLElement)) return
+      if (target.closest('.fold-toggle') && tr.dataset.name !== undefined) {
+        this.#toggle(tr.dataset.name)
+        return
+      }
+      if (tr.dataset.part !== undefined) {
+        this.#focusRow(tr)
+        this.onSelect(tr.dataset.part, true)
+      } else if (tr.dataset.name !== undefined) {
         this.#focusRow(tr)
         this.onSelect(tr.dataset.name)
       }
     })
+  }
+
+  /** Shows or hides a quantized weight's parts. @param {string} name @param {boolean} [open] */
+  #toggle(name, open = !this.expanded.has(name)) {
+    if (open === this.expanded.has(name)) return
+    if (open) this.expanded.add(name)
+    else this.expanded.delete(name)
+    this.#draw()
+    const tr = [...this.table.querySelectorAll('tbody tr')].find((t) => /** @type {HTMLElement} */ (t).dataset.name === name)
+    if (tr instanceof HTMLElement) this.#focusRow(tr)
   }
 
   /** @param {Row[]} rows every row of the file @param {boolean} sharded */
@@ -94,6 +121,7 @@ export class TensorTable {
     this.rows = rows
     this.sorted = null
     this.mask = null
+    this.expanded = new Set()
     this.columns = sharded ? [...COLUMNS, SHARD_COLUMN] : COLUMNS
   }
 
@@ -121,11 +149,22 @@ export class TensorTable {
     return rows
   }
 
-  /** Marks the selected row. @param {string | null} name */
-  select(name) {
+  /**
+   * Marks the selected row; a part's weight unfolds to show it.
+   * @param {string | null} name @param {boolean} [part] `name` is a part's stored name
+   */
+  select(name, part = false) {
     this.selected = name
+    this.selectedPart = part
+    const owner = part ? this.rows.find((r) => r.quant?.parts.some((p) => p.name === name)) : null
+    if (owner && !this.expanded.has(owner.name)) {
+      this.expanded.add(owner.name)
+      this.#draw()
+      return
+    }
     for (const tr of this.table.querySelectorAll('tbody tr')) {
-      const on = /** @type {HTMLElement} */ (tr).dataset.name === name
+      const t = /** @type {HTMLElement} */ (tr)
+      const on = part ? t.dataset.part === name : t.dataset.part === undefined && t.dataset.name === name
       tr.setAttribute('aria-selected', String(on))
     }
   }
@@ -159,17 +198,45 @@ export class TensorTable {
         },
       }, c.label, el('span', { class: 'sort-mark', 'aria-hidden': 'true', text: active ? (this.sort.direction > 0 ? '▲' : '▼') : '' })))
     })))
-    const focusName = this.selected !== null && shown.some((r) => r.name === this.selected) ? this.selected : shown[0]?.name
-    const body = el('tbody', {}, shown.map((r) => el('tr', {
-      dataset: { name: r.name },
-      tabindex: r.name === focusName ? '0' : '-1',
-      'aria-selected': String(r.name === this.selected),
-    }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() },
-      c.key === 'name' ? breakable(r.name) : visible(c.cell(r)))))))
+    const focusName = this.selected !== null && !this.selectedPart && shown.some((r) => r.name === this.selected) ? this.selected : shown[0]?.name
+    const body = el('tbody', {}, shown.flatMap((r) => {
+      const tr = el('tr', {
+        dataset: { name: r.name },
+        tabindex: r.name === focusName ? '0' : '-1',
+        'aria-selected': String(!this.selectedPart && r.name === this.selected),
+        'aria-expanded': r.quant ? String(this.expanded.has(r.name)) : undefined,
+        class: r.quant ? 'quant-row' : undefined,
+      }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() }, this.#cell(c, r))))
+      return r.quant && this.expanded.has(r.name) ? [tr, ...r.quant.parts.map((p) => this.#partRow(p))] : [tr]
+    }))
     this.table.setAttribute('aria-rowcount', String(matches + 1))
     this.table.replaceChildren(head, body)
     this.note.hidden = matches <= MAX_ROWS
     this.note.textContent = `Showing the first ${formatCount(MAX_ROWS)} of ${formatCount(matches)} tensors: filter to narrow them down.`
+  }
+
+  /** A cell of a row: a quantized weight's name has its fold button, its dtype is its scheme's badge. @param {Column} c @param {Row} r */
+  #cell(c, r) {
+    if (r.quant && c.key === 'name') {
+      const open = this.expanded.has(r.name)
+      const n = r.quant.parts.length
+      return [el('button', {
+        type: 'button', class: 'fold-toggle', tabindex: '-1', 'aria-expanded': String(open),
+        'aria-label': `${open ? 'Hide' : 'Show'} the ${n} stored ${n === 1 ? 'part' : 'parts'} of ${escapeInvisible(r.name)}`,
+        text: open ? '▾' : '▸',
+      }), breakable(r.name)]
+    }
+    if (r.quant && c.key === 'dtype') return [schemeBadge(r.quant.scheme)]
+    return c.key === 'name' ? [breakable(r.name)] : visible(c.cell(r))
+  }
+
+  /** The row of a part, under its weight. @param {Row} p */
+  #partRow(p) {
+    const on = this.selectedPart && p.name === this.selected
+    return el('tr', {
+      class: 'part-row', dataset: { part: p.name, partOf: p.partOf ?? '' }, tabindex: '-1', 'aria-selected': String(on),
+    }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() },
+      c.key === 'name' ? [el('span', { class: 'part-role', text: p.role ?? '' }), breakable(p.name)] : visible(c.cell(p)))))
   }
 
   /** @param {HTMLElement} tr */
@@ -193,7 +260,18 @@ export class TensorTable {
       this.#focusRow(rows[Math.max(0, Math.min(rows.length - 1, moves[e.key]))])
     } else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault()
-      if (tr.dataset.name !== undefined) this.onSelect(tr.dataset.name)
+      if (tr.dataset.part !== undefined) this.onSelect(tr.dataset.part, true)
+      else if (tr.dataset.name !== undefined) this.onSelect(tr.dataset.name)
+    } else if ((e.key === 'ArrowRight' || e.key === 'ArrowLeft') && (tr.dataset.partOf || tr.getAttribute('aria-expanded') !== null)) {
+      // → unfolds a quantized weight's parts, ← folds them (from a part: back to its weight).
+      e.preventDefault()
+      const name = tr.dataset.partOf || tr.dataset.name
+      if (name) this.#toggle(name, e.key === 'ArrowRight')
     }
   }
+}
+
+/** The badge naming a quantized weight's scheme. @param {string} scheme */
+export function schemeBadge(scheme) {
+  return el('span', { class: 'scheme-badge', title: `quantized: ${scheme}`, text: scheme })
 }

@@ -2,11 +2,17 @@
  * The selected tensor: fetches only its bytes (or, for a large one, only a slice), then shows
  * its statistics, a histogram, a heatmap of a 2-D plane with its colour scale, and its first
  * values. The wasm memory is freed as soon as the values are copied out.
+ *
+ * A quantized weight shows the same of its dequantized values (f.dequantize(), float32, logical
+ * shape); a large one, its leading rows only (dequantize's `slice`, which reads only the stored
+ * rows and scale rows those need where the layout allows).
  */
+import { SafetensorsError } from '../../js/index.js'
 import { colourScale, drawHeatmap, drawHistogram, drawLegend } from './charts.js'
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
-import { LARGE_TENSOR, defaultSlice, isInteger, planeOf, planeOffset, valueText } from './values.js'
+import { schemeBadge } from './table.js'
+import { LARGE_TENSOR, defaultSlice, isInteger, planeOf, planeOffset, quantDefaultSlice, quantSlice, valueText } from './values.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
@@ -70,7 +76,7 @@ export class TensorView {
     this.row = row
     this.#loaded = null
     this.#planeIndex = []
-    const spec = defaultSlice(row.shape, row.byteLength)
+    const spec = row.quant ? quantDefaultSlice(row.shape) : defaultSlice(row.shape, row.byteLength)
     this.section.replaceChildren(this.#header(row), this.#sliceForm(row, spec), el('div', { class: 'result', 'aria-busy': 'true' }))
     this.onShown(row)
     await this.load(spec)
@@ -89,10 +95,11 @@ export class TensorView {
     const result = /** @type {HTMLElement} */ (this.section.querySelector('.result'))
     result.setAttribute('aria-busy', 'true')
     result.replaceChildren(el('p', { class: 'muted loading', text: spec ? `Fetching [${spec}] of this tensor…` : 'Fetching this tensor…' }))
-    const label = `Fetching ${escapeInvisible(row.name)}${spec ? ` [${spec}]` : ''}`
+    const label = `${row.quant ? 'Dequantizing' : 'Fetching'} ${escapeInvisible(row.name)}${spec ? ` [${spec}]` : ''}`
     const loaded = await this.tasks.run(label, async (signal, progress) => {
       const options = { signal, onProgress: (/** @type {{ loaded: number, total: number }} */ p) => progress(p.loaded, p.total) }
-      const t = spec ? await model.file.slice(row.name, spec, options) : await model.file.tensor(row.name, options)
+      const t = row.quant ? await dequantize(model.file, row, spec, options)
+        : spec ? await model.file.slice(row.name, spec, options) : await model.file.tensor(row.name, options)
       try {
         return readValues(row, spec, t)
       } finally {
@@ -114,6 +121,28 @@ export class TensorView {
     const chip = (/** @type {string} */ label, /** @type {string} */ value) =>
       el('div', { class: 'chip' }, el('dt', { text: label }), el('dd', { class: 'mono', text: value }))
     const where = row.shard ? `${formatCount(row.byteOffset)} in ${escapeInvisible(row.shard)}` : `${formatCount(row.byteOffset)} – ${formatCount(row.byteOffset + row.byteLength)}`
+    if (row.quant) {
+      const q = row.quant
+      const details = Object.entries(q.details).map(([k, v]) => `${k} ${Array.isArray(v) ? `[${v.join(', ')}]` : String(v)}`).join(', ')
+      return el('header', { class: 'tensor-head' },
+        el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...visible(row.name)),
+        el('dl', { class: 'chips' },
+          el('div', { class: 'chip' }, el('dt', { text: 'quantized' }), el('dd', {}, schemeBadge(q.scheme))),
+          chip('shape', formatShape(row.shape)),
+          chip('parameters', formatCount(row.elements)),
+          chip('stored', formatBytes(row.byteLength)),
+          details ? chip('details', details) : null),
+        el('details', { class: 'quant-parts' },
+          el('summary', { text: `Decoded from ${q.parts.length} stored ${q.parts.length === 1 ? 'tensor' : 'tensors'}` }),
+          el('table', { class: 'plain-table' },
+            el('thead', {}, el('tr', {}, ['role', 'tensor', 'dtype', 'shape', 'size'].map((h, i) => el('th', { scope: 'col', class: i === 4 ? 'num' : '', text: h })))),
+            el('tbody', {}, q.parts.map((p) => el('tr', {},
+              el('td', { class: 'mono', text: p.role ?? '' }),
+              el('td', { class: 'mono' }, ...visible(p.name)),
+              el('td', { class: 'mono', text: p.dtype }),
+              el('td', { class: 'mono', text: formatShape(p.shape) }),
+              el('td', { class: 'num', text: formatBytes(p.byteLength) })))))))
+    }
     return el('header', { class: 'tensor-head' },
       el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...visible(row.name)),
       el('dl', { class: 'chips' },
@@ -131,10 +160,14 @@ export class TensorView {
       placeholder: row.shape.length ? `all of it, or e.g. ${row.shape.map((_, i) => (i === 0 ? '0:4' : ':')).join(', ')}` : 'a scalar: all of it',
       'aria-describedby': 'slice-help',
     }))
-    const large = row.byteLength > LARGE_TENSOR
-    const help = large
-      ? `This tensor is ${formatBytes(row.byteLength)}: only this leading block is fetched. Clear the box to fetch all of it.`
-      : 'Empty fetches the whole tensor. One index or start:stop per leading dimension; only those bytes are fetched.'
+    const large = row.quant ? spec !== '' : row.byteLength > LARGE_TENSOR
+    const help = row.quant
+      ? large
+        ? `Dequantized, this weight is ${formatBytes(row.elements * 4)} of float32: only these leading rows are read and decoded. Clear the box to decode all of it.`
+        : 'Empty decodes the whole weight. start:stop over the first dimension decodes only those rows (reading only their bytes where the stored layout allows).'
+      : large
+        ? `This tensor is ${formatBytes(row.byteLength)}: only this leading block is fetched. Clear the box to fetch all of it.`
+        : 'Empty fetches the whole tensor. One index or start:stop per leading dimension; only those bytes are fetched.'
     return el('form', {
       class: 'slice-form',
       onsubmit: (/** @type {Event} */ e) => {
@@ -151,7 +184,9 @@ export class TensorView {
   /** @param {HTMLElement} result @param {Loaded} data */
   #renderResult(result, data) {
     const s = data.stats
-    const what = data.spec ? `Slice [${data.spec}] of shape ${formatShape(data.shape)}` : `The whole tensor, shape ${formatShape(data.shape)}`
+    const what = data.row.quant
+      ? `${data.spec ? `Rows [${data.spec}] of the weight` : 'The whole weight'}, dequantized (${data.row.quant.scheme} to F32), shape ${formatShape(data.shape)}`
+      : data.spec ? `Slice [${data.spec}] of shape ${formatShape(data.shape)}` : `The whole tensor, shape ${formatShape(data.shape)}`
     const stat = (/** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ title = value, warn = false) =>
       el('div', { class: `stat${warn ? ' stat-warn' : ''}` }, el('dt', { text: label }), el('dd', { class: 'mono', title, text: value }))
     const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(s?.count ?? data.byteLength)} values, ${formatBytes(data.byteLength)}.`)]
@@ -300,6 +335,22 @@ export class TensorView {
     heatmap.setAttribute('aria-label', `Heatmap of a ${plane.rows} by ${plane.cols} plane, colour scale from ${formatValue(scale.lo)} to ${formatValue(scale.hi)}`)
     heatmap.dataset.drawn = 'true'
   }
+}
+
+/**
+ * Dequantizes a quantized weight, or the leading rows `spec` names.
+ * @param {Model['file']} file @param {Row} row @param {string} spec
+ * @param {{ signal: AbortSignal, onProgress: (p: { loaded: number, total: number }) => void }} options
+ * @returns {Promise<import('../../js/index.js').Tensor>}
+ */
+function dequantize(file, row, spec, options) {
+  const slice = quantSlice(spec, row.shape[0] ?? 0)
+  if (slice === 'invalid') {
+    throw new SafetensorsError('InvalidSlice', `“${spec}”: a quantized weight is sliced along its first dimension only, ` +
+      'as start:stop (e.g. 0:64) or one index', { tensor: row.name })
+  }
+  const f = /** @type {any} */ (file)
+  return f.dequantize(row.name, slice ? { ...options, slice } : options)
 }
 
 /**

@@ -9,10 +9,14 @@
  * its matches from that in one pass (treeOf, at most MAX_TREE_DEPTH levels). Drawing is bounded
  * too: a group draws its first TREE_CHILDREN children and a line to show more, and past
  * TREE_NODES nodes in all, groups draw their children only when opened. Nothing recurses.
+ *
+ * A quantized weight is one leaf (its scheme and logical shape), its stored parts folded under
+ * it in a <details> of their own.
  */
 import { JOINED_MARK, MAX_TREE_DEPTH, indexNames, treeOf } from '../../js/name-tree.js'
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
+import { schemeBadge } from './table.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
@@ -28,11 +32,12 @@ export const TREE_NODES = 3000
 const INDENTED_LEVELS = 12
 
 export class TensorTree {
-  /** @param {(name: string) => void} onSelect */
+  /** @param {(name: string, part?: boolean) => void} onSelect */
   constructor(onSelect) {
     this.onSelect = onSelect
     /** @type {string | null} */
     this.selected = null
+    this.selectedPart = false
     /** @type {Row[]} */
     this.rows = []
     /** @type {import('../../js/name-tree.js').NameIndex<Row> | null} grouped on first show */
@@ -40,7 +45,9 @@ export class TensorTree {
     this.element = el('div', { class: 'tensor-tree' })
     this.element.addEventListener('click', (e) => {
       const button = /** @type {HTMLElement} */ (e.target).closest('button.tree-leaf')
-      if (button instanceof HTMLElement && button.dataset.name !== undefined) this.onSelect(button.dataset.name)
+      if (!(button instanceof HTMLElement)) return
+      if (button.dataset.part !== undefined) this.onSelect(button.dataset.part, true)
+      else if (button.dataset.name !== undefined) this.onSelect(button.dataset.name)
     })
   }
 
@@ -140,25 +147,44 @@ export class TensorTree {
   /** @param {TreeNode} n a tensor */
   #leaf(n) {
     const r = /** @type {Row} */ (n.row)
-    return el('li', {}, el('button', {
+    const leaf = el('button', {
       type: 'button', class: 'tree-leaf', dataset: { name: r.name }, title: escapeInvisible(r.name),
-      'aria-current': r.name === this.selected ? 'true' : undefined,
+      'aria-current': !this.selectedPart && r.name === this.selected ? 'true' : undefined,
     }, el('span', { class: 'tree-name mono' },
       n.joined ? el('span', {
         class: 'tree-joined', text: JOINED_MARK,
         title: `Deeper than ${MAX_TREE_DEPTH} levels: the rest of the name is shown as one node`,
       }) : null,
       ...visible(n.name)),
-    el('span', { class: 'tree-meta mono', text: `${r.dtype} ${formatShape(r.shape)}` }),
-    el('span', { class: 'tree-size', text: formatBytes(r.byteLength) })))
+    r.quant
+      ? el('span', { class: 'tree-meta mono' }, schemeBadge(r.quant.scheme), ` ${formatShape(r.shape)}`)
+      : el('span', { class: 'tree-meta mono', text: `${r.dtype} ${formatShape(r.shape)}` }),
+    el('span', { class: 'tree-size', text: formatBytes(r.byteLength) }))
+    if (!r.quant) return el('li', {}, leaf)
+    const parts = r.quant.parts
+    return el('li', {}, leaf, el('details', { class: 'tree-parts', open: parts.some((p) => this.selectedPart && p.name === this.selected) },
+      el('summary', {}, el('span', { class: 'tree-name muted', text: `${parts.length} stored ${parts.length === 1 ? 'part' : 'parts'}` })),
+      el('ul', {}, parts.map((p) => el('li', {}, el('button', {
+        type: 'button', class: 'tree-leaf tree-part', dataset: { part: p.name }, title: escapeInvisible(p.name),
+        'aria-current': this.selectedPart && p.name === this.selected ? 'true' : undefined,
+      }, el('span', { class: 'tree-name mono' }, el('span', { class: 'part-role', text: p.role ?? '' }), ...visible(p.name)),
+      el('span', { class: 'tree-meta mono', text: `${p.dtype} ${formatShape(p.shape)}` }),
+      el('span', { class: 'tree-size', text: formatBytes(p.byteLength) })))))))
   }
 
-  /** @param {string | null} name */
-  select(name) {
+  /** @param {string | null} name @param {boolean} [part] a quantized weight's part */
+  select(name, part = false) {
     this.selected = name
+    this.selectedPart = part
     for (const b of this.element.querySelectorAll('button.tree-leaf')) {
-      if (/** @type {HTMLElement} */ (b).dataset.name === name) b.setAttribute('aria-current', 'true')
-      else b.removeAttribute('aria-current')
+      const d = /** @type {HTMLElement} */ (b).dataset
+      if (part ? d.part === name : d.part === undefined && d.name === name) {
+        b.setAttribute('aria-current', 'true')
+        const fold = b.closest('details.tree-parts')
+        if (fold) /** @type {HTMLDetailsElement} */ (fold).open = true
+      } else {
+        b.removeAttribute('aria-current')
+      }
     }
   }
 }

@@ -35,6 +35,41 @@ export function defaultSlice(shape, byteLength) {
   return dims.map((d, i) => (i < dims.length - 2 ? '0' : `0:${Math.min(d, BLOCK)}`)).join(', ')
 }
 
+/** A quantized weight's float32 rows read by default when the whole would exceed LARGE_TENSOR. */
+const QUANT_ROWS = 256
+
+/**
+ * The slice prefilled for a quantized weight: '' (all of it) when its float32 form is at most
+ * LARGE_TENSOR bytes; past that its leading rows (dequantize slices the first dimension only):
+ * up to QUANT_ROWS of them and LARGE_TENSOR bytes of float32, at least one.
+ * @param {number[]} shape the logical shape
+ */
+export function quantDefaultSlice(shape) {
+  const elements = shape.reduce((a, b) => a * b, 1)
+  if (shape.length === 0 || elements * 4 <= LARGE_TENSOR) return ''
+  const perRow = elements / shape[0]
+  const rows = Math.max(1, Math.min(shape[0], QUANT_ROWS, Math.floor(LARGE_TENSOR / (perRow * 4))))
+  return `0:${rows}`
+}
+
+/**
+ * The slice of a quantized weight's first dimension as dequantize takes it: [start, stop], null
+ * for all of it, 'invalid' for anything else than `start:stop` (either may be left out or
+ * negative) or one index, optionally followed by `, :` for the other dimensions.
+ * @param {string} spec @param {number} length the first dimension
+ * @returns {[number, number] | null | 'invalid'}
+ */
+export function quantSlice(spec, length) {
+  const [first, ...rest] = spec.split(',').map((p) => p.trim())
+  if (first === '' && rest.length === 0) return null
+  if (rest.some((p) => p !== ':')) return 'invalid'
+  const at = (/** @type {string} */ t) => (Number(t) < 0 ? Number(t) + length : Number(t))
+  const range = /^(-?\d+)?\s*:\s*(-?\d+)?$/.exec(first)
+  if (range) return [range[1] === undefined ? 0 : at(range[1]), range[2] === undefined ? length : at(range[2])]
+  if (/^-?\d+$/.test(first)) return [at(first), at(first) + 1]
+  return 'invalid'
+}
+
 /**
  * The plane at `index` (one index per dimension before the last two) of row-major values, as
  * floats; C64 planes are magnitudes |re + im i|.
