@@ -1,48 +1,149 @@
 // The float-scaled kernels, where SIMD pays: fp8Block, mxfp4, nvfp4. Each has a scalar path (the
-// native build, the no-SIMD module, and the tails); both give the same bits.
+// native build, the no-SIMD module, and the tails); both give the same bits (scaling.hpp).
 #include "fp4_fp8.hpp"
 #include "kernels.hpp"
+#include "scaling.hpp"
 #include "simd.hpp"
 
 using namespace st::quant;
 
 namespace {
 
+#ifdef __wasm_simd128__
+template <bool kTwo>
+uint32_t fp8Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
+  const v128_t p = wasm_f32x4_splat(sc.p);
+  const v128_t q = wasm_f32x4_splat(sc.q);
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) e4m3x16<kTwo>(wasm_v128_load(src + i), dst + i, p, q);
+  return i;
+}
+
+template <bool kTwo>
+uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
+  const v128_t p = wasm_f32x4_splat(sc.p);
+  const v128_t q = wasm_f32x4_splat(sc.q);
+  const v128_t mask = wasm_i8x16_splat(15);
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    v128_t b = wasm_v128_load(src + i / 2);
+    v128_t lo = wasm_v128_and(b, mask);
+    v128_t hi = wasm_u8x16_shr(b, 4);
+    fp4x16<kTwo>(nibblesLow(lo, hi), dst + i, p, q);
+    fp4x16<kTwo>(nibblesHigh(lo, hi), dst + i + 16, p, q);
+  }
+  if (i + 16 <= n) {
+    v128_t b = wasm_v128_load64_zero(src + i / 2);
+    fp4x16<kTwo>(nibblesLow(wasm_v128_and(b, mask), wasm_u8x16_shr(b, 4)), dst + i, p, q);
+    i += 16;
+  }
+  return i;
+}
+#endif
+
 // n E4M3 bytes times s.
 void fp8Run(const uint8_t* src, float* dst, uint32_t n, float s) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
-  const v128_t p = wasm_f32x4_splat(e4m3Bias());
-  const v128_t q = wasm_f32x4_splat(s);
-  for (; i + 16 <= n; i += 16) e4m3x16(wasm_v128_load(src + i), dst + i, p, q);
+  const Scaling sc = scaling(e4m3Bias(), s);
+  i = sc.p == 1.0f ? fp8Simd<false>(src, dst, n, sc) : fp8Simd<true>(src, dst, n, sc);
 #endif
   for (; i < n; i++) dst[i] = e4m3(src[i]) * s;
 }
 
-// n FP4 codes from packed bytes (low nibble first; n even) times p then q.
-void fp4Run(const uint8_t* src, float* dst, uint32_t n, float p, float q) {
+// n FP4 codes from packed bytes (low nibble first; n even), as raw * p * q.
+void fp4Run(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
-  const v128_t vp = wasm_f32x4_splat(p);
-  const v128_t vq = wasm_f32x4_splat(q);
-  for (; i + 32 <= n; i += 32) {
-    v128_t b = wasm_v128_load(src + i / 2);
-    v128_t lo = wasm_v128_and(b, wasm_i8x16_splat(15));
-    v128_t hi = wasm_u8x16_shr(b, 4);
-    fp4x16(wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
-           dst + i, vp, vq);
-    fp4x16(wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
-           dst + i + 16, vp, vq);
-  }
-  for (; i + 16 <= n; i += 16)
-    fp4x16(nibbles8(wasm_v128_load64_zero(src + i / 2)), dst + i, vp, vq);
+  i = sc.p == 1.0f ? fp4Simd<false>(src, dst, n, sc) : fp4Simd<true>(src, dst, n, sc);
 #endif
   for (; i + 2 <= n; i += 2) {
     uint32_t b = src[i / 2];
-    dst[i] = fp4Raw(b & 15) * p * q;
-    dst[i + 1] = fp4Raw(b >> 4) * p * q;
+    dst[i] = fp4Raw(b & 15) * sc.p * sc.q;
+    dst[i + 1] = fp4Raw(b >> 4) * sc.p * sc.q;
   }
 }
+
+inline float nvEff(uint8_t s, float globalScale, uint32_t divide) {
+  return divide ? e4m3(s) / globalScale : e4m3(s) * globalScale;
+}
+
+#ifdef __wasm_simd128__
+// nvfp4 rows with groups of 16, four groups (64 values, 4 scales) a step; returns the columns
+// done.
+uint32_t nvfp4Row16(const uint8_t* src, const uint8_t* scales, float* dst, uint32_t cols,
+                    float globalScale, uint32_t divide) {
+  const v128_t g = wasm_f32x4_splat(globalScale);
+  const v128_t bias = wasm_f32x4_splat(fp4Bias());
+  const v128_t mask = wasm_i8x16_splat(15);
+  uint32_t c = 0;
+  for (; c + 64 <= cols; c += 64) {
+    v128_t s = e4m3x4(wasm_v128_load32_zero(scales + c / 16));
+    v128_t eff = divide ? wasm_f32x4_div(s, g) : wasm_f32x4_mul(s, g);
+    v128_t folded = wasm_f32x4_mul(eff, bias);
+    v128_t magnitude = wasm_v128_and(folded, wasm_i32x4_splat(0x7FFFFFFF));
+    if (!wasm_i32x4_all_true(wasm_i32x4_ne(magnitude, wasm_i32x4_splat(0x7F800000)))) {
+      for (uint32_t k = 0; k < 4; k++) {
+        const float e = nvEff(scales[c / 16 + k], globalScale, divide);
+        fp4Run(src + (c + 16 * k) / 2, dst + c + 16 * k, 16, scaling(fp4Bias(), e));
+      }
+      continue;
+    }
+    v128_t b0 = wasm_v128_load(src + c / 2);
+    v128_t b1 = wasm_v128_load(src + c / 2 + 16);
+    v128_t lo0 = wasm_v128_and(b0, mask), hi0 = wasm_u8x16_shr(b0, 4);
+    v128_t lo1 = wasm_v128_and(b1, mask), hi1 = wasm_u8x16_shr(b1, 4);
+    fp4x16<false>(nibblesLow(lo0, hi0), dst + c, bias,
+                  wasm_i32x4_shuffle(folded, folded, 0, 0, 0, 0));
+    fp4x16<false>(nibblesHigh(lo0, hi0), dst + c + 16, bias,
+                  wasm_i32x4_shuffle(folded, folded, 1, 1, 1, 1));
+    fp4x16<false>(nibblesLow(lo1, hi1), dst + c + 32, bias,
+                  wasm_i32x4_shuffle(folded, folded, 2, 2, 2, 2));
+    fp4x16<false>(nibblesHigh(lo1, hi1), dst + c + 48, bias,
+                  wasm_i32x4_shuffle(folded, folded, 3, 3, 3, 3));
+  }
+  return c;
+}
+#endif
+
+#ifdef __wasm_simd128__
+// mxfp4, four groups (128 values, 4 scales) a step: one multiply by 2^(s - 1) while every scale
+// of the four is at most 128, else two, by 1 or 2^127 then by 2^(s - 1) or 2^(s - 128) (as
+// st_quant_mxfp4's scalar path). Returns the groups done.
+uint32_t mxfp4Simd(const uint8_t* blocks, const uint8_t* scales, float* out, uint32_t groups) {
+  const v128_t mask = wasm_i8x16_splat(15);
+  uint32_t g = 0;
+  for (; g + 4 <= groups; g += 4) {
+    v128_t s =
+        wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(scales + g)));
+    v128_t over = wasm_u32x4_gt(s, wasm_i32x4_splat(128));
+    // Exponent bits of q: (s - 1) + 127, or (s - 128) + 127 over 128.
+    v128_t qe = wasm_i32x4_sub(wasm_i32x4_add(s, wasm_i32x4_splat(126)),
+                               wasm_v128_and(over, wasm_i32x4_splat(127)));
+    v128_t q = wasm_i32x4_shl(qe, 23);
+    v128_t p = wasm_v128_bitselect(wasm_f32x4_splat(pow2(127)), wasm_f32x4_splat(1.0f), over);
+    const uint8_t* src = blocks + uint64_t(g) * 16;
+    float* dst = out + uint64_t(g) * 32;
+    const bool two = wasm_v128_any_true(over);
+    v128_t qs[4] = {wasm_i32x4_shuffle(q, q, 0, 0, 0, 0), wasm_i32x4_shuffle(q, q, 1, 1, 1, 1),
+                    wasm_i32x4_shuffle(q, q, 2, 2, 2, 2), wasm_i32x4_shuffle(q, q, 3, 3, 3, 3)};
+    v128_t ps[4] = {wasm_i32x4_shuffle(p, p, 0, 0, 0, 0), wasm_i32x4_shuffle(p, p, 1, 1, 1, 1),
+                    wasm_i32x4_shuffle(p, p, 2, 2, 2, 2), wasm_i32x4_shuffle(p, p, 3, 3, 3, 3)};
+    for (int k = 0; k < 4; k++) {
+      v128_t b = wasm_v128_load(src + 16 * k);
+      v128_t lo = wasm_v128_and(b, mask), hi = wasm_u8x16_shr(b, 4);
+      if (two) {
+        fp4x16<true>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
+        fp4x16<true>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);
+      } else {
+        fp4x16<false>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
+        fp4x16<false>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);
+      }
+    }
+  }
+  return g;
+}
+#endif
 
 }  // namespace
 
@@ -66,12 +167,15 @@ void st_quant_fp8_block(const uint8_t* w, const void* scales, uint32_t scaleDtyp
 
 void st_quant_mxfp4(const uint8_t* blocks, const uint8_t* scales, float* out, uint32_t groups) {
   for (uint32_t g = 0; g < groups; g++) {
-    // fp4 * 2^(s - 127) = raw * 2^(s - 1), raw = fp4 * 2^-126, in two exact steps: 2^(s - 1) is
-    // out of float range at s = 255 (ldexp semantics: 6 * 2^128 overflows, 0.5 * 2^128 not).
+#ifdef __wasm_simd128__
+    g += mxfp4Simd(blocks + uint64_t(g) * 16, scales + g, out + uint64_t(g) * 32, groups - g);
+    if (g == groups) break;
+#endif
+    // fp4 * 2^(s - 127) = raw * 2^(s - 1), raw = fp4 * 2^-126; in two exact steps when
+    // 2^(s - 1) is out of float range (ldexp semantics: at s = 255, 0.5 * 2^128 = 2^127).
     const int32_t e = int32_t(scales[g]) - 1;
-    const float p = pow2(e <= 127 ? e : 127);
-    const float q = pow2(e <= 127 ? 0 : e - 127);
-    fp4Run(blocks + uint64_t(g) * 16, out + uint64_t(g) * 32, 32, p, q);
+    const Scaling sc = e <= 127 ? Scaling{1.0f, pow2(e)} : Scaling{pow2(127), pow2(e - 127)};
+    fp4Run(blocks + uint64_t(g) * 16, out + uint64_t(g) * 32, 32, sc);
   }
 }
 
@@ -79,23 +183,24 @@ void st_quant_nvfp4(const uint8_t* packed, const uint8_t* scales, float* out, ui
                     uint32_t cols, uint32_t group, uint32_t scaleCols, float globalScale,
                     uint32_t divide) {
   const uint32_t rowBytes = (cols + 1) / 2;
-  const float p = fp4Bias();
   for (uint32_t r = 0; r < rows; r++) {
     const uint8_t* src = packed + uint64_t(r) * rowBytes;
     const uint8_t* rowScales = scales + uint64_t(r) * scaleCols;
     float* dst = out + uint64_t(r) * cols;
-    uint32_t g = 0;
-    for (uint32_t c = 0; c < cols; c += group, g++) {
-      const float s = e4m3(rowScales[g]);
-      const float eff = divide ? s / globalScale : s * globalScale;
+    uint32_t c = 0;
+#ifdef __wasm_simd128__
+    if (group == 16) c = nvfp4Row16(src, rowScales, dst, cols, globalScale, divide);
+#endif
+    for (; c < cols; c += group) {
+      const float eff = nvEff(rowScales[c / group], globalScale, divide);
       const uint32_t n = cols - c < group ? cols - c : group;
       if (c % 2 == 0 && n % 2 == 0) {
-        fp4Run(src + c / 2, dst + c, n, p, eff);
+        fp4Run(src + c / 2, dst + c, n, scaling(fp4Bias(), eff));
         continue;
       }
       for (uint32_t i = c; i < c + n; i++) {
         const uint32_t b = src[i / 2];
-        dst[i] = fp4Raw(i % 2 ? b >> 4 : b & 15) * p * eff;
+        dst[i] = fp4(i % 2 ? b >> 4 : b & 15) * eff;
       }
     }
   }
