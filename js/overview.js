@@ -2,6 +2,9 @@
  * What a file holds, as the CLI's `inspect` and the inspector show it: one object for a single
  * file and a sharded set alike. For a sharded set every shard's header is read first
  * (loadHeaders, `onProgress` counting shards), so sizes, rows and counts are whole.
+ * Quantized weights (f.quantized()) are listed beside the stored rows, and each row that is a
+ * part of one says so (`part`); a checkpoint whose quantized weights are inconsistent still has
+ * its overview, with `quantized` empty and the error in `quantizedError`.
  */
 import { elementCount } from './dtypes.js'
 import { ShardedFile } from './sharded.js'
@@ -9,8 +12,11 @@ import { ShardedFile } from './sharded.js'
 /**
  * @typedef {import('./index.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('./index.js').ShardedFile} Sharded
- * @typedef {import('./index.js').TensorInfo & { elements: number, shard: string | null, order: number }} Row
- *   order: position in the file, or in the index for a sharded set; shard: its path, or null
+ * @typedef {import('./index.js').TensorInfo & { elements: number, shard: string | null, order: number,
+ *   part: { weight: string, role: string } | null }} Row
+ *   order: position in the file, or in the index for a sharded set; shard: its path, or null;
+ *   part: the quantized weight (its logical name) this tensor is a part of, and its role there
+ * @typedef {import('./quant/detect.js').QuantizedWeight} QuantizedWeight  an entry of f.quantized()
  * @typedef {{ path: string, byteLength: number, headerLength: number, tensors: number,
  *   metadata: Record<string, string> | null }} ShardSummary
  * @typedef {{
@@ -20,11 +26,15 @@ import { ShardedFile } from './sharded.js'
  *   shardMetadata: Record<string, string> | null,
  *   shards: ShardSummary[] | null,
  *   rows: Row[],
- *   parameters: { total: number, byDtype: Record<string, number> },
+ *   parameters: { total: number, byDtype: Record<string, number>, byScheme?: Record<string, number> },
+ *   quantized: QuantizedWeight[],
+ *   quantizedError: unknown,
  * }} Overview
  *   metadata: the file's, or the index's; shardMetadata: the shards' own, when every shard has
  *   the same (shards written by one save do), else null and each shard's is on `shards`;
- *   byteLength and headerLength of a sharded set: sums over its shards
+ *   byteLength and headerLength of a sharded set: sums over its shards; parameters: logical
+ *   (a quantized weight counts its logical elements once, under byScheme, its parts zero);
+ *   quantized: f.quantized(), or [] when it threw, the error then in quantizedError (else null)
  */
 
 /**
@@ -36,12 +46,35 @@ import { ShardedFile } from './sharded.js'
 export async function overview(f, options = {}) {
   if (!(f instanceof ShardedFile)) {
     const file = /** @type {SafetensorsFile} */ (f)
+    const rows = file.names.map((name, order) => row(file.info(name), null, order))
     return {
       kind: 'file', byteLength: file.byteLength, headerLength: file.headerLength, metadata: file.metadata, shardMetadata: null,
-      shards: null, rows: file.names.map((name, order) => row(file.info(name), null, order)), parameters: file.parameterCount(),
+      shards: null, rows, parameters: file.parameterCount(), ...await quantizedOf(file, rows),
     }
   }
   return shardedOverview(/** @type {Sharded} */ (/** @type {unknown} */ (f)), options)
+}
+
+/**
+ * The quantized weights, and each row's `part` set from them; an inconsistent checkpoint (a
+ * coded error from quantized()) gives none and the error. Other failures (I/O) are thrown.
+ * @param {SafetensorsFile | Sharded} f
+ * @param {Row[]} rows
+ * @returns {Promise<{ quantized: QuantizedWeight[], quantizedError: unknown }>}
+ */
+async function quantizedOf(f, rows) {
+  /** @type {QuantizedWeight[]} */
+  let quantized
+  try {
+    quantized = await f.quantized()
+  } catch (error) {
+    if (!/^(Quant|UnsupportedQuantization$)/.test(/** @type {any} */ (error)?.code ?? '')) throw error
+    return { quantized: [], quantizedError: error }
+  }
+  const parts = new Map()
+  for (const q of quantized) for (const [role, name] of Object.entries(q.parts)) parts.set(name, { weight: q.name, role })
+  for (const r of rows) r.part = parts.get(r.name) ?? null
+  return { quantized, quantizedError: null }
 }
 
 /**
@@ -71,11 +104,11 @@ async function shardedOverview(f, options) {
     byteLength: shards.reduce((n, s) => n + s.byteLength, 0),
     headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
     metadata: f.metadata, shardMetadata: same ? files[0]?.metadata ?? null : null, shards, rows,
-    parameters: await f.parameterCount(options),
+    parameters: await f.parameterCount(options), ...await quantizedOf(f, rows),
   }
 }
 
 /** @param {import('./index.js').TensorInfo} info @param {string | null} shard @param {number} order @returns {Row} */
 function row(info, shard, order) {
-  return { ...info, elements: elementCount(info.shape), shard, order }
+  return { ...info, elements: elementCount(info.shape), shard, order, part: null }
 }

@@ -3,6 +3,8 @@
  * index, with -H headers, --token and --endpoint), the tensor list of a single or sharded file,
  * the progress bar, error lines.
  */
+import { readFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { formatBytes } from '../format.js'
@@ -11,7 +13,8 @@ import { overview } from '../overview.js'
 /**
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('../overview.js').Row} Row  a tensor (byteOffset: within its shard when sharded)
- * @typedef {{ json: boolean, quiet: boolean, header: string[], token?: string, endpoint?: string }} CommonFlags
+ * @typedef {{ json: boolean, quiet: boolean, header: string[], token?: string, endpoint?: string,
+ *   config?: string, 'no-config'?: boolean }} CommonFlags  config, no-config: for the commands taking CONFIG_OPTIONS
  * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean },
  *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
  */
@@ -24,6 +27,20 @@ const COMMON_OPTIONS = /** @type {const} */ ({
   token: { type: 'string' },
   endpoint: { type: 'string' },
 })
+
+/** The options of the commands that read quantized weights (inspect, stats, convert). */
+export const CONFIG_OPTIONS = /** @type {const} */ ({
+  config: { type: 'string' },
+  'no-config': { type: 'boolean' },
+})
+
+/** What --help says of them. */
+export const CONFIG_HELP = `quantized checkpoints (inspect, stats, convert):
+  --config FILE               the model's config.json (or its quantization_config alone): the block
+                              size, bits, group size and format it fixes are used and checked
+                              (default: config.json beside a local file or index, when it has a
+                              quantization_config; URLs and hf:// addresses: none)
+  --no-config                 do not read the config.json beside the file`
 
 /**
  * Parses a command's arguments: its own options plus --json, --quiet and -H/--header. Unknown
@@ -86,27 +103,71 @@ export function openOptions(src, flags) {
   return options
 }
 
+/**
+ * The `quantization` option of open: the JSON of --config, else for a local path (a file or an
+ * index) the config.json in its folder when there is one with a `quantization_config`, else
+ * none. `path` says which file it came from. An unreadable --config fails (NotFound, or
+ * InvalidArgument for bad JSON); an unreadable config.json found beside the file is ignored.
+ * @param {string} src
+ * @param {CommonFlags} flags
+ * @returns {Promise<{ quantization?: Record<string, unknown>, path: string | null }>}
+ */
+export async function quantizationConfig(src, flags) {
+  if (flags.config !== undefined) {
+    if (flags['no-config']) throw usageError('--config and --no-config together')
+    let text
+    try {
+      text = await readFile(flags.config, 'utf8')
+    } catch (error) {
+      const code = /** @type {any} */ (error)?.code === 'ENOENT' ? 'NotFound' : 'IoError'
+      throw new SafetensorsError(code, `--config ${flags.config}: ${/** @type {Error} */ (error).message}`, { cause: error })
+    }
+    let config
+    try {
+      config = JSON.parse(text)
+    } catch (error) {
+      throw new SafetensorsError('InvalidArgument', `--config ${flags.config} is not JSON: ${/** @type {Error} */ (error).message}`)
+    }
+    if (config === null || typeof config !== 'object' || Array.isArray(config))
+      throw new SafetensorsError('InvalidArgument', `--config ${flags.config} holds no JSON object (a config.json or its quantization_config)`)
+    return { quantization: config, path: flags.config }
+  }
+  if (flags['no-config'] || /^[a-z][a-z0-9+.-]*:\/\//i.test(src)) return { path: null }
+  const path = join(dirname(src), 'config.json')
+  try {
+    const config = JSON.parse(await readFile(path, 'utf8'))
+    if (config && typeof config === 'object' && config.quantization_config && typeof config.quantization_config === 'object')
+      return { quantization: config, path }
+  } catch {
+    // None there, or not JSON: a checkpoint is read without it.
+  }
+  return { path: null }
+}
+
 /** @param {string} message */
 export function usageError(message) {
   return Object.assign(new Error(message), { usage: true })
 }
 
 /**
- * Opens a path, URL, hf:// address or `*.index.json`. For a sharded set, every shard header is
- * read (with a progress line when stderr is a terminal) so that the whole table is known.
+ * Opens a path, URL, hf:// address or `*.index.json`, with the quantization config of --config
+ * or the config.json beside it (quantizationConfig; `config` is its path, or null). For a
+ * sharded set, every shard header is read (with a progress line when stderr is a terminal) so
+ * that the whole table is known.
  * @param {string} src
  * @param {CommonFlags} flags
  * @param {Io} io
- * @returns {Promise<{ file: SafetensorsFile | ShardedFile, close: () => Promise<void> }>}
+ * @returns {Promise<{ file: SafetensorsFile | ShardedFile, close: () => Promise<void>, config: string | null }>}
  */
 export async function openForCli(src, flags, io) {
-  const f = await open(src, openOptions(src, flags))
-  if (!(f instanceof ShardedFile)) return { file: f, close: () => f.close() }
+  const { quantization, path: config } = await quantizationConfig(src, flags)
+  const f = await open(src, { ...openOptions(src, flags), ...(quantization === undefined ? {} : { quantization }) })
+  if (!(f instanceof ShardedFile)) return { file: f, close: () => f.close(), config }
   try {
     const bar = progressBar(io, flags, 'shard headers', 'count')
     await f.loadHeaders({ onProgress: ({ loaded, total }) => bar.update(loaded, total) })
     bar.done()
-    return { file: f, close: () => f.close() }
+    return { file: f, close: () => f.close(), config }
   } catch (error) {
     await f.close()
     throw error

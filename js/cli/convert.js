@@ -1,17 +1,27 @@
 /**
  * `safetensors-wasm convert <in> <out> --dtype bf16|f16|f32 [--only PATTERN]... [-H 'Name: value']`
+ * `safetensors-wasm convert <in> <out> --dequantize --dtype bf16|f16|f32 [--config FILE]`
  *
  * Streams tensor by tensor, so a file larger than memory converts in bounded memory: the
  * output's header is planned from the input's table alone, then each tensor, in the output's
  * order, is read into the wasm heap, cast chunk by chunk into a small scratch buffer, written,
  * and freed. Peak memory: the largest tensor plus a few MiB of scratch, whatever the file size.
  * The output goes through a temporary file renamed over <out> at the end (as writeFile does).
+ *
+ * --dequantize writes a plain checkpoint (as DeepSeek's fp8_cast_bf16.py does for FP8): each
+ * quantized weight becomes one tensor under its logical name, its dequantized values cast to
+ * the dtype, its parts left out; the other tensors are copied as they are. A weight is read by
+ * pieces of rows (js/cli/quant.js: 16 MiB of float32 at a time), so memory stays bounded by a
+ * piece plus the largest plain tensor. A sharded input (its index) gives a new sharded set: the
+ * shards no larger than the input's largest, and their own model.safetensors.index.json.
  */
-import { stat } from 'node:fs/promises'
+import { mkdir, rename, stat, unlink, writeFile as fsWriteFile } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import { castChunks } from '../cast.js'
-import { openOptions, parseCommand, progressBar, usageError } from './common.js'
+import { CONFIG_OPTIONS, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
+import { dequantizedPieces } from './quant.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
-import { SafetensorsFile, open } from '../node.js'
+import { SafetensorsFile, ShardedFile, open } from '../node.js'
 import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
 import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
@@ -61,10 +71,18 @@ export async function convertFile(input, output, options) {
     const names = f.names.filter((name) => only(name))
     if (names.length === 0 && f.names.length > 0)
       throw new SafetensorsError('InvalidArgument', `--only keeps none of the ${f.names.length} tensors of ${String(input)}`)
+    // The parts of quantized weights (scales, zero points...) are copied as they are: a cast
+    // would change what the weights decode to (convert --dequantize decodes them instead).
+    const parts = new Set()
+    try {
+      for (const q of f.quantized()) for (const part of Object.values(q.parts)) parts.add(part)
+    } catch {
+      // An inconsistent quantized checkpoint: its tensors are cast as plain ones.
+    }
     let cast = 0
     const entries = names.map((name) => {
       const { dtype: from, shape, byteLength: inLength } = f.info(name)
-      const to = CONVERTED_DTYPES.has(from) ? dtype : from
+      const to = CONVERTED_DTYPES.has(from) && !parts.has(name) ? dtype : from
       if (to !== from) cast++
       const elements = elementCount(shape)
       const byteLength = to === from ? inLength : (elements * DTYPE_BITS[to]) / 8
@@ -91,6 +109,193 @@ export async function convertFile(input, output, options) {
   }
 }
 
+/**
+ * @typedef {{ name: string, dtype: string, shape: (number | bigint)[], byteLength: number,
+ *   chunks: () => AsyncGenerator<Uint8Array, void, void> }} OutEntry
+ */
+
+/**
+ * Writes a plain checkpoint from a quantized one: each quantized weight as its logical name,
+ * dequantized and cast to `dtype`, its parts left out; every other tensor copied as it is.
+ * A single file gives a file at `output`. A sharded set (its index) gives a new sharded set:
+ * `output` is a folder (the index written there as model.safetensors.index.json) or the path
+ * of the index to write (`*.index.json`); shards `<prefix>-0000i-of-0000n.safetensors` beside
+ * it (prefix: the index's name before `.safetensors.index.json`), each at most as large as the
+ * input's largest shard (a tensor larger than that alone in its shard), in the input's order;
+ * the index (`metadata.total_size`: the tensors' bytes, `weight_map`) is written last.
+ * @param {string | URL} input
+ * @param {string} output
+ * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
+ *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
+ *   maxElements?: number }} options
+ *   only: which output tensors (by output name) to keep; maxElements: float32 values per piece read
+ * @returns {Promise<{ tensors: number, dequantized: number, copied: number, parts: number, dropped: number,
+ *   byteLength: number, shards: string[] | null, index: string | null }>}
+ *   parts: stored tensors left out as parts; dropped: left out by `only`; shards, index: the files of a sharded output
+ */
+export async function dequantizeCheckpoint(input, output, options) {
+  const { dtype, only = () => true, signal } = options
+  if (!['F32', 'BF16', 'F16'].includes(dtype))
+    throw new SafetensorsError('InvalidArgument', `cannot dequantize to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
+  const core = await loadCore()
+  const f = await open(input, { ...options.openOptions, signal })
+  try {
+    const sharded = f instanceof ShardedFile
+    if (sharded) await f.loadHeaders({ signal })
+    /** @type {import('../overview.js').QuantizedWeight[]} */
+    const quantized = await f.quantized()
+    /** @type {Map<string, import('../overview.js').QuantizedWeight>} */
+    const partOf = new Map()
+    for (const q of quantized) for (const part of Object.values(q.parts)) partOf.set(part, q)
+    const infos = sharded ? await Promise.all(f.names.map((name) => f.info(name, { signal }))) : f.names.map((name) => f.info(name))
+    /** @type {OutEntry[]} */
+    const entries = []
+    let parts = 0
+    let dropped = 0
+    let dequantized = 0
+    const seen = new Set()
+    for (const info of infos) {
+      const q = partOf.get(info.name)
+      if (q && seen.has(q.name)) {
+        parts++
+        continue
+      }
+      const name = q ? q.name : info.name
+      if (q) {
+        seen.add(q.name)
+        parts++
+      }
+      if (!only(name)) {
+        dropped++
+        continue
+      }
+      if (q) {
+        dequantized++
+        entries.push({
+          name, dtype, shape: q.shape, byteLength: (elementCount(q.shape) * DTYPE_BITS[dtype]) / 8,
+          async *chunks() {
+            for await (const t of dequantizedPieces(f, q, { signal, maxElements: options.maxElements })) {
+              try {
+                yield* castChunks(core, t.bytes, 'F32', dtype, t.elementCount)
+              } finally {
+                t.dispose()
+              }
+            }
+          },
+        })
+      } else {
+        entries.push({
+          name, dtype: info.dtype, shape: info.shape, byteLength: info.byteLength,
+          async *chunks() {
+            const t = await f.tensor(name, { signal })
+            try {
+              yield t.bytes
+            } finally {
+              t.dispose()
+            }
+          },
+        })
+      }
+    }
+    if (entries.length === 0 && infos.length > 0)
+      throw new SafetensorsError('InvalidArgument', `--only keeps none of the tensors of ${String(input)}`)
+    const names = new Set()
+    for (const e of entries) {
+      // A logical name the checkpoint also stores as a plain tensor: two tensors of one name.
+      if (names.has(e.name))
+        throw new SafetensorsError('InvalidArgument', `the dequantized weight ${JSON.stringify(e.name)} has the name of another tensor of ${String(input)}`, { tensor: e.name })
+      names.add(e.name)
+    }
+    const summary = { tensors: entries.length, dequantized, copied: entries.length - dequantized, parts, dropped }
+    if (!sharded) {
+      if (await sameFile(input, output))
+        throw new SafetensorsError('InvalidArgument', `${output} is the input file: convert writes a new file, choose another output`)
+      throwIfAborted(signal)
+      const plan = await planFile(entries, f.metadata)
+      await writePlanned(output, plan, { signal, onProgress: options.onProgress })
+      return { ...summary, byteLength: plan.fileLength, shards: null, index: null }
+    }
+    return { ...summary, ...await writeShardedSet(/** @type {ShardedFile} */ (f), input, output, entries, options) }
+  } finally {
+    await f.close()
+  }
+}
+
+/**
+ * The sharded half of dequantizeCheckpoint: groups `entries` into shards, writes them, then
+ * the index.
+ * @param {ShardedFile} f
+ * @param {string | URL} input
+ * @param {string} output
+ * @param {OutEntry[]} entries
+ * @param {{ signal?: AbortSignal, onProgress?: (p: { loaded: number, total: number }) => void }} options
+ * @returns {Promise<{ byteLength: number, shards: string[], index: string }>}
+ */
+async function writeShardedSet(f, input, output, entries, options) {
+  const { signal } = options
+  if (/\.safetensors$/i.test(output))
+    throw new SafetensorsError('InvalidArgument', `${String(input)} is a sharded set: its output is a folder or a *.index.json path, not ${output}`)
+  const index = /\.index\.json$/i.test(output) ? output : join(output, 'model.safetensors.index.json')
+  const folder = dirname(index)
+  const prefix = basename(index).replace(/(\.safetensors)?\.index\.json$/i, '') || 'model'
+  const inputShards = await Promise.all(f.shards.map((path) => f.shard(path, { signal })))
+  const limit = Math.max(1, ...inputShards.map((s) => s.byteLength))
+  /** @type {OutEntry[][]} */
+  const groups = []
+  let size = 0
+  for (const e of entries) {
+    if (groups.length === 0 || (size > 0 && size + e.byteLength > limit)) {
+      groups.push([])
+      size = 0
+    }
+    groups[groups.length - 1].push(e)
+    size += e.byteLength
+  }
+  const width = Math.max(5, String(groups.length).length)
+  const shardNames = groups.map((_, i) => `${prefix}-${String(i + 1).padStart(width, '0')}-of-${String(groups.length).padStart(width, '0')}.safetensors`)
+  // Never over the input: not its index, not one of its shards (the same name in the same
+  // folder, a link to one, a hard link).
+  if (typeof input === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(input)) {
+    const inputs = [input, ...f.shards.map((path) => join(dirname(input), path))]
+    for (const out of [index, ...shardNames.map((name) => join(folder, name))]) {
+      for (const file of inputs) {
+        if (await sameFile(file, out))
+          throw new SafetensorsError('InvalidArgument', `${out} is a file of the input set: convert writes a new set, choose another output folder`)
+      }
+    }
+  }
+  const first = JSON.stringify(inputShards[0]?.metadata ?? null)
+  const metadata = inputShards.every((s) => JSON.stringify(s.metadata) === first) ? inputShards[0]?.metadata ?? null : null
+  const plans = await Promise.all(groups.map((group) => planFile(group, metadata)))
+  const total = plans.reduce((n, p) => n + p.fileLength, 0)
+  await mkdir(folder, { recursive: true })
+  let before = 0
+  for (const [i, plan] of plans.entries()) {
+    throwIfAborted(signal)
+    const at = before
+    await writePlanned(join(folder, shardNames[i]), plan, {
+      signal, onProgress: options.onProgress && (({ loaded }) => options.onProgress?.({ loaded: at + loaded, total })),
+    })
+    before += plan.fileLength
+  }
+  /** @type {Record<string, string>} */
+  const weightMap = {}
+  const all = groups.flatMap((group, i) => group.map((e) => /** @type {[string, string]} */ ([e.name, shardNames[i]])))
+  for (const [name, shard] of all.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) weightMap[name] = shard
+  const totalSize = entries.reduce((n, e) => n + e.byteLength, 0)
+  const doc = { metadata: { ...(f.metadata ?? {}), total_size: totalSize }, weight_map: weightMap }
+  throwIfAborted(signal)
+  const temp = join(folder, `.${basename(index)}.${process.pid}.${Date.now().toString(36)}.tmp`)
+  try {
+    await fsWriteFile(temp, `${JSON.stringify(doc, null, 2)}\n`)
+    await rename(temp, index)
+  } catch (error) {
+    await unlink(temp).catch(() => {})
+    throw new SafetensorsError('IoError', `cannot write ${index}: ${/** @type {Error} */ (error).message}`, { cause: error })
+  }
+  return { byteLength: total, shards: shardNames, index }
+}
+
 /** Whether `output` is the file `input` names (the same path, a link to it, a hard link).
  * @param {string | URL} input @param {string} output */
 async function sameFile(input, output) {
@@ -99,11 +304,15 @@ async function sameFile(input, output) {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino
 }
 
-export const usage = 'convert <in> <out> --dtype bf16|f16|f32 [--only PATTERN]...   cast F64/F32/F16/BF16 tensors, copy the others, one at a time'
+export const usage = 'convert <in> <out> --dtype bf16|f16|f32 [--only PATTERN]... [--dequantize [--config FILE]]   cast F64/F32/F16/BF16 tensors, copy the others, one at a time;\n' +
+  '      --dequantize: quantized weights by logical name, dequantized to the dtype (parts left out), the rest copied;\n' +
+  '      a sharded input (index.json) gives a new sharded set in <out> (a folder, or the *.index.json to write)'
 
 const options = /** @type {const} */ ({
   dtype: { type: 'string' },
   only: { type: 'string', multiple: true },
+  dequantize: { type: 'boolean' },
+  ...CONFIG_OPTIONS,
 })
 
 /**
@@ -131,7 +340,8 @@ export async function main(argv, io) {
     }
   }
   const [input, output] = args
-  const opening = openOptions(input, flags)
+  const { quantization } = await quantizationConfig(input, flags)
+  const opening = { ...openOptions(input, flags), ...(quantization === undefined ? {} : { quantization }) }
   const controller = new AbortController()
   // The first interrupt stops the conversion where it is, which removes the partial output; a
   // second one (the flush of a large file can take a while) removes it at once and exits.
@@ -146,11 +356,24 @@ export async function main(argv, io) {
   process.on('SIGTERM', interrupt)
   const bar = progressBar(io, flags, 'converting')
   try {
-    const r = await convertFile(input, output, {
-      dtype: target, signal: controller.signal, openOptions: opening,
-      only: filters.length ? (name) => filters.some((match) => match(name)) : undefined,
-      onProgress: (p) => bar.update(p.loaded, p.total),
-    })
+    const common = {
+      dtype: /** @type {'F32' | 'BF16' | 'F16'} */ (target), signal: controller.signal, openOptions: opening,
+      only: filters.length ? (/** @type {string} */ name) => filters.some((match) => match(name)) : undefined,
+      onProgress: (/** @type {{ loaded: number, total: number }} */ p) => bar.update(p.loaded, p.total),
+    }
+    if (flags.dequantize) {
+      const r = await dequantizeCheckpoint(input, output, common)
+      bar.done()
+      if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
+      else {
+        const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
+        io.stdout.write(`${where}${r.tensors} tensors (${r.dequantized} quantized ${r.dequantized === 1 ? 'weight' : 'weights'} ` +
+          `dequantized to ${target} from their ${r.parts} stored parts, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out by --only` : ''}), ${r.byteLength} bytes\n`)
+        if (r.dequantized === 0) io.stderr.write(`note: ${input} has no quantized weights: every tensor was copied\n`)
+      }
+      return 0
+    }
+    const r = await convertFile(input, output, common)
     bar.done()
     if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
     else io.stdout.write(`${output}: ${r.tensors} tensors (${r.cast} cast to ${target}, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out` : ''}), ${r.byteLength} bytes\n`)
@@ -158,7 +381,7 @@ export async function main(argv, io) {
   } catch (error) {
     bar.done()
     if (!controller.signal.aborted) throw error
-    io.stderr.write(`interrupted: ${output} was not written\n`)
+    io.stderr.write(`interrupted: ${output} was not written${flags.dequantize && /\.index\.json$/i.test(input) ? ' (its index is written last: the shards written so far are not a set without it)' : ''}\n`)
     return 130
   } finally {
     process.off('SIGINT', interrupt)

@@ -1,17 +1,21 @@
 /**
  * `inspect <src> [--json] [--tree [--depth N]]`: the header of a file (a path, a URL, or a
  * sharded set's `*.index.json`), as a readable summary, as JSON, or as a tree of name prefixes.
+ * Quantized weights are shown by their logical names, with scheme and logical shape, their
+ * parts indented under them (the tree: the weight alone); parameter counts are logical.
  */
-import { openForCli, parseCommand, shapeJson, usageError } from './common.js'
+import { CONFIG_OPTIONS, describeFailure, errorJson, openForCli, parseCommand, shapeJson, usageError } from './common.js'
 import { overview } from '../overview.js'
 import { buildTree, treeJson, treeText } from '../name-tree.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from '../format.js'
+import { elementCount } from '../dtypes.js'
 
-export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]]   sizes, parameters, metadata, tensors'
+export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
 
 const options = /** @type {const} */ ({
   tree: { type: 'boolean', },
   depth: { type: 'string' },
+  ...CONFIG_OPTIONS,
 })
 
 /**
@@ -40,20 +44,24 @@ async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('inspect takes one file, URL or index')
   const depth = flags.depth === undefined ? undefined : Number(flags.depth)
   if (depth !== undefined && !(Number.isInteger(depth) && depth >= 1)) throw usageError('--depth takes a whole number from 1')
-  const { file, close } = await openForCli(args[0], flags, io)
+  const { file, close, config } = await openForCli(args[0], flags, io)
   try {
     const o = await overview(file)
-    const { rows } = o
     // Text output shows names and metadata with invisible and bidirectional characters escaped
     // (escapeInvisible: `\u{202E}`); --json keeps them as stored, since a JSON reader wants the
     // real string (JSON.stringify escapes only quotes, backslashes and C0 controls).
     if (flags.tree) {
-      const tree = buildTree(rows)
+      const tree = buildTree(logicalRows(o))
       io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: args[0], depth })}\n`)
     } else if (flags.json) {
       io.stdout.write(`${JSON.stringify(inspectJson(o), null, 2)}\n`)
     } else {
-      io.stdout.write(`${inspectText(o, args[0])}\n`)
+      io.stdout.write(`${inspectText(o, args[0], config)}\n`)
+    }
+    // An inconsistent quantized checkpoint: listed as stored, then the error (exit 1).
+    if (o.quantizedError) {
+      io.stderr.write(`error: ${escapeInvisible(describeFailure(o.quantizedError), { multiline: true })}\n`)
+      return 1
     }
   } finally {
     await close()
@@ -62,10 +70,44 @@ async function run(args, flags, io) {
 }
 
 /**
+ * The rows with each quantized weight in place of its parts (where its first part is): its
+ * logical name, scheme (as dtype), logical shape and elements, and its parts' bytes together.
+ * @param {Overview} o
+ * @returns {import('../name-tree.js').NamedTensor[]}
+ */
+export function logicalRows(o) {
+  const byName = new Map(o.quantized.map((q) => [q.name, q]))
+  const bytes = partBytes(o)
+  const seen = new Set()
+  /** @type {import('../name-tree.js').NamedTensor[]} */
+  const out = []
+  for (const r of o.rows) {
+    if (!r.part) out.push(r)
+    else if (!seen.has(r.part.weight)) {
+      seen.add(r.part.weight)
+      const q = /** @type {import('../overview.js').QuantizedWeight} */ (byName.get(r.part.weight))
+      out.push({ name: q.name, dtype: q.scheme, shape: q.shape, byteLength: bytes.get(q.name) ?? 0, elements: elementCount(q.shape) })
+    }
+  }
+  return out
+}
+
+/** Bytes of each quantized weight's parts together. @param {Overview} o */
+function partBytes(o) {
+  /** @type {Map<string, number>} */
+  const bytes = new Map()
+  for (const r of o.rows) if (r.part) bytes.set(r.part.weight, (bytes.get(r.part.weight) ?? 0) + r.byteLength)
+  return bytes
+}
+
+/**
  * The JSON form: { byteLength, headerLength, metadata, tensors: [...] }. A sharded set adds
  * `shards` ({ path, byteLength, headerLength, metadata } each) and each tensor's `shard` (its
  * byteOffset is within that shard); its byteLength and headerLength are sums and its metadata is
- * the index's.
+ * the index's. A checkpoint with quantized weights adds `quantized` (f.quantized(): { name,
+ * scheme, shape, parts, details } each) and `parameters` ({ total, byDtype, byScheme }, logical);
+ * one whose quantized weights are inconsistent adds `quantizedError` ({ code, message, tensor,
+ * offset }) instead of `quantized`. `tensors` lists every stored tensor, parts included.
  * @param {Overview} o
  */
 export function inspectJson(o) {
@@ -73,11 +115,16 @@ export function inspectJson(o) {
     name: r.name, dtype: r.dtype, shape: shapeJson(r.shape), byteOffset: r.byteOffset, byteLength: r.byteLength,
     ...(r.shard === null ? {} : { shard: r.shard }),
   }))
-  if (!o.shards) return { byteLength: o.byteLength, headerLength: o.headerLength, metadata: o.metadata, tensors }
+  const quantized = o.quantizedError ? { parameters: o.parameters, quantizedError: errorJson(o.quantizedError) }
+    : o.quantized.length ? {
+      parameters: o.parameters,
+      quantized: o.quantized.map((q) => ({ name: q.name, scheme: q.scheme, shape: q.shape, parts: q.parts, details: q.details })),
+    } : {}
+  if (!o.shards) return { byteLength: o.byteLength, headerLength: o.headerLength, metadata: o.metadata, tensors, ...quantized }
   return {
     byteLength: o.byteLength, headerLength: o.headerLength, metadata: o.metadata,
     shards: o.shards.map((s) => ({ path: s.path, byteLength: s.byteLength, headerLength: s.headerLength, metadata: s.metadata })),
-    tensors,
+    tensors, ...quantized,
   }
 }
 
@@ -112,17 +159,30 @@ function metadataLines(metadata, indent) {
 /**
  * @param {Overview} o
  * @param {string} label what was opened
+ * @param {string | null} [config] the config.json read for the quantized weights, if any
  */
-export function inspectText(o, label) {
+export function inspectText(o, label, config = null) {
   const { shards, rows, byteLength, headerLength } = o
-  const { total, byDtype } = o.parameters
+  const { total, byDtype, byScheme = {} } = o.parameters
   const lines = []
   lines.push(`file        ${escapeInvisible(label)}${shards ? ` (sharded: ${shards.length} ${shards.length === 1 ? 'shard' : 'shards'})` : ''}`)
   lines.push(`size        ${formatBytes(byteLength)} (${formatCount(byteLength)} bytes)`)
   lines.push(`header      ${formatCount(headerLength)} bytes${shards ? ' (all shards)' : ''}`)
   lines.push(`tensors     ${formatCount(rows.length)}`)
-  const parts = Object.entries(byDtype).sort((a, b) => b[1] - a[1]).map(([d, n]) => `${d} ${formatCount(n)}`)
+  // Quantized weights count their logical elements, under their scheme; their parts count zero.
+  const parts = [...Object.entries(byScheme), ...Object.entries(byDtype)].filter(([, n]) => n > 0 || !Object.keys(byScheme).length)
+    .sort((a, b) => b[1] - a[1]).map(([d, n]) => `${d} ${formatCount(n)}`)
   lines.push(`parameters  ${formatCount(total)}${parts.length ? ` (${parts.join(', ')})` : ''}`)
+  if (o.quantized.length) {
+    /** @type {Record<string, number>} */
+    const schemes = {}
+    for (const q of o.quantized) schemes[q.scheme] = (schemes[q.scheme] ?? 0) + 1
+    const list = Object.entries(schemes).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${formatCount(n)}`).join(', ')
+    lines.push(`quantized   ${formatCount(o.quantized.length)} ${o.quantized.length === 1 ? 'weight' : 'weights'} (${list})` +
+      `${config ? `, config ${escapeInvisible(config)}` : ''}`)
+  } else if (o.quantizedError) {
+    lines.push('quantized   unreadable (see the error below): tensors listed as stored')
+  }
   const metadata = o.metadata
   if (metadata === null) {
     lines.push('metadata    none')
@@ -153,11 +213,30 @@ export function inspectText(o, label) {
   }
   if (rows.length) {
     lines.push('')
-    const head = ['name', 'dtype', 'shape', 'size', 'offset', ...(shards ? ['shard'] : [])]
+    // A quantized weight's row (its scheme in the dtype column, its logical shape, its parts'
+    // bytes together) stands where its first part is, its parts indented under it with their roles.
+    const quantized = o.quantized.length > 0
+    const head = ['name', 'dtype', 'shape', 'size', 'offset', ...(shards ? ['shard'] : []), ...(quantized ? ['part'] : [])]
     const cells = [head]
-    for (const r of rows)
-      cells.push([escapeInvisible(r.name), r.dtype, formatShape(r.shape), formatBytes(r.byteLength), String(r.byteOffset), ...(shards ? [escapeInvisible(r.shard ?? '')] : [])])
-    lines.push(table(cells, [false, false, false, true, true, false]))
+    /** @param {Row} r @param {string} indent @param {string[]} role */
+    const stored = (r, indent, role) => [indent + escapeInvisible(r.name), r.dtype, formatShape(r.shape), formatBytes(r.byteLength),
+      String(r.byteOffset), ...(shards ? [escapeInvisible(r.shard ?? '')] : []), ...role]
+    const byName = new Map(o.quantized.map((q) => [q.name, q]))
+    const partsOf = new Map(o.quantized.map((q) => [q.name, /** @type {Row[]} */ ([])]))
+    for (const r of rows) if (r.part) partsOf.get(r.part.weight)?.push(r)
+    const bytes = partBytes(o)
+    for (const r of rows) {
+      if (!r.part) {
+        cells.push(stored(r, '', quantized ? [''] : []))
+        continue
+      }
+      const list = /** @type {Row[]} */ (partsOf.get(r.part.weight))
+      if (list[0] !== r) continue
+      const q = /** @type {import('../overview.js').QuantizedWeight} */ (byName.get(r.part.weight))
+      cells.push([escapeInvisible(q.name), q.scheme, formatShape(q.shape), formatBytes(bytes.get(q.name) ?? 0), '', ...(shards ? [''] : []), ''])
+      for (const p of list) cells.push(stored(p, '  ', [/** @type {{ role: string }} */ (p.part).role]))
+    }
+    lines.push(table(cells, [false, false, false, true, true, false, false]))
   }
   return lines.join('\n')
 }

@@ -9,16 +9,16 @@ import * as inspect from './inspect.js'
 import * as stats from './stats.js'
 import * as verify from './verify.js'
 import * as convert from './convert.js'
-import { describeFailure, usageError } from './common.js'
+import { CONFIG_HELP, describeFailure, usageError } from './common.js'
 import { SafetensorsError } from '../node.js'
 import { escapeInvisible } from '../format.js'
 
-/** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number> }>} one line per command */
+/** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number>, help?: string }>} one line per command */
 const COMMANDS = {
-  inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process) },
-  stats: { usage: stats.usage, run: (args) => stats.main(args, process) },
+  inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process), help: CONFIG_HELP },
+  stats: { usage: stats.usage, run: (args) => stats.main(args, process), help: CONFIG_HELP },
   verify: { usage: verify.usage, run: (args) => verify.main(args, process) },
-  convert: { usage: convert.usage, run: (args) => convert.main(args, process) },
+  convert: { usage: convert.usage, run: (args) => convert.main(args, process), help: CONFIG_HELP },
 }
 
 function usageText() {
@@ -33,6 +33,8 @@ options of every command:
   -H, --header 'Name: value'  an HTTP header for URL sources (repeatable), e.g. Authorization
   --token TOKEN               a Hub access token for hf:// sources (default: $HF_TOKEN)
   --endpoint URL              the Hub for hf:// sources (default: $HF_ENDPOINT, else https://huggingface.co)
+
+${CONFIG_HELP}
 
 sources: a path, an http(s) URL, a sharded set's *.index.json, or a Hub address:
   hf://org/repo (its model.safetensors, else model.safetensors.index.json),
@@ -51,7 +53,7 @@ async function main(argv) {
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : null
   if (!command) throw usageError(`unknown command ${JSON.stringify(name)}`)
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: safetensors-wasm ${command.usage}\n`)
+    process.stdout.write(`usage: safetensors-wasm ${command.usage}\n${command.help ? `\n${command.help}\n` : ''}`)
     return 0
   }
   return command.run(rest)

@@ -1,19 +1,25 @@
 /**
- * `stats <src> <tensor>... [--bins N] [--slice SPEC] [--json]`: min, max, mean, std, NaN, Inf
- * and zero counts and a histogram of each tensor, read one at a time (only its bytes). A name
- * may be a pattern as for convert --only: a glob (`'model.layers.*.mlp.down_proj.weight'`) or
- * a /regex/.
+ * `stats <src> <tensor>... [--bins N] [--slice SPEC] [--raw] [--json]`: min, max, mean, std, NaN,
+ * Inf and zero counts and a histogram of each tensor, read one at a time (only its bytes). A
+ * name may be a pattern as for convert --only: a glob (`'model.layers.*.mlp.down_proj.weight'`)
+ * or a /regex/. A quantized weight is named by its logical name and summarised dequantized
+ * (js/cli/quant.js: read by pieces of rows when large); --raw summarises stored tensors as
+ * they are instead.
  */
 import { SafetensorsError } from '../node.js'
-import { openForCli, parseCommand, progressBar, shapeJson, tensorRows, usageError } from './common.js'
+import { CONFIG_OPTIONS, openForCli, parseCommand, progressBar, shapeJson, usageError } from './common.js'
 import { namePattern } from './convert.js'
+import { dequantizedStats, leadingRange } from './quant.js'
+import { overview } from '../overview.js'
 import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from '../format.js'
 
-export const usage = 'stats <file|url|index.json> <tensor>... [--bins N] [--slice SPEC] [--json]   value statistics and a histogram'
+export const usage = 'stats <file|url|index.json> <tensor>... [--bins N] [--slice SPEC] [--raw] [--config FILE] [--json]   value statistics and a histogram (quantized weights: by logical name, dequantized)'
 
 const options = /** @type {const} */ ({
   bins: { type: 'string' },
   slice: { type: 'string' },
+  raw: { type: 'boolean' },
+  ...CONFIG_OPTIONS,
 })
 
 const DEFAULT_BINS = 20
@@ -31,7 +37,7 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} args
- * @param {import('./common.js').CommonFlags & { bins?: string, slice?: string }} flags
+ * @param {import('./common.js').CommonFlags & { bins?: string, slice?: string, raw?: boolean }} flags
  * @param {import('./common.js').Io} io
  */
 async function run(args, flags, io) {
@@ -41,33 +47,51 @@ async function run(args, flags, io) {
   const [src, ...patterns] = args
   const { file, close } = await openForCli(src, flags, io)
   try {
-    const rows = await tensorRows(file)
+    const o = await overview(file)
+    const { rows } = o
+    // Quantized weights are read by their logical names; an inconsistent checkpoint cannot be.
+    if (o.quantizedError && !flags.raw) throw o.quantizedError
+    const quantized = new Map(flags.raw ? [] : o.quantized.map((q) => [q.name, q]))
+    const candidates = [...new Set([...rows.map((r) => r.name), ...quantized.keys()])]
     /** @type {string[]} */
     const names = []
     for (const pattern of patterns) {
       // A name as it is, else a pattern: a glob with * and ?, or /regex/ (as convert --only).
-      const exact = rows.some((r) => r.name === pattern)
+      const exact = quantized.has(pattern) || rows.some((r) => r.name === pattern)
       const matches = exact ? null : namePattern(pattern)
-      const found = exact ? [pattern] : rows.filter((r) => /** @type {(n: string) => boolean} */ (matches)(r.name)).map((r) => r.name)
+      const found = exact ? [pattern] : candidates.filter((n) => /** @type {(n: string) => boolean} */ (matches)(n))
       if (found.length === 0)
         throw new SafetensorsError('TensorNotFound', `no tensor is named or matches ${JSON.stringify(pattern)} in ${src}`, { tensor: pattern })
       for (const n of found) if (!names.includes(n)) names.push(n)
     }
+    const stored = new Map(rows.map((r) => [r.name, r.byteLength]))
     const bar = progressBar(io, flags, 'reading')
     const results = []
     for (const [i, name] of names.entries()) {
       const onProgress = (/** @type {{ loaded: number, total: number }} */ p) => bar.update(p.loaded, p.total)
-      const t = flags.slice === undefined ? await file.tensor(name, { onProgress }) : await file.slice(name, flags.slice, { onProgress })
-      try {
-        const s = t.stats({ bins })
-        const result = { name, dtype: t.dtype, shape: shapeJson(t.shape), byteLength: t.byteLength, ...(flags.slice === undefined ? {} : { slice: flags.slice }), ...s }
-        if (flags.json) results.push(result)
-        else {
-          bar.done()
-          io.stdout.write(`${i ? '\n' : ''}${statsText(result)}\n`)
+      const slice = flags.slice === undefined ? {} : { slice: flags.slice }
+      /** @type {StatsResult} */
+      let result
+      const q = quantized.get(name)
+      if (q) {
+        const range = flags.slice === undefined ? undefined : leadingRange(flags.slice, q.shape[0] ?? 0, name)
+        if (range && q.shape.length === 0) throw new SafetensorsError('InvalidSlice', `${JSON.stringify(name)} is a scalar: no --slice`, { tensor: name })
+        const s = await dequantizedStats(file, q, { bins, range, onProgress })
+        const storedByteLength = Object.values(q.parts).reduce((n, part) => n + (stored.get(part) ?? 0), 0)
+        const { shape, ...values } = s
+        result = { name, scheme: q.scheme, dtype: 'F32', shape, byteLength: s.count * 4, storedByteLength, ...slice, ...values }
+      } else {
+        const t = flags.slice === undefined ? await file.tensor(name, { onProgress }) : await file.slice(name, flags.slice, { onProgress })
+        try {
+          result = { name, dtype: t.dtype, shape: shapeJson(t.shape), byteLength: t.byteLength, ...slice, ...t.stats({ bins }) }
+        } finally {
+          t.dispose()
         }
-      } finally {
-        t.dispose()
+      }
+      if (flags.json) results.push(result)
+      else {
+        bar.done()
+        io.stdout.write(`${i ? '\n' : ''}${statsText(result)}\n`)
       }
     }
     bar.done()
@@ -84,13 +108,18 @@ function percent(part, whole) {
 }
 
 /**
- * @param {{ name: string, dtype: string, shape: any[], byteLength: number, slice?: string } &
- *   import('../index.js').Stats} s
+ * One tensor's summary; a quantized weight's has its scheme and the bytes its parts take.
+ * @typedef {{ name: string, dtype: string, shape: any[], byteLength: number, slice?: string,
+ *   scheme?: string, storedByteLength?: number } & import('../index.js').Stats} StatsResult
  */
+
+/** @param {StatsResult} s */
 export function statsText(s) {
   const lines = []
   // The name with its invisible characters escaped (--json keeps it as stored).
-  lines.push(`${escapeInvisible(s.name)}${s.slice === undefined ? '' : ` [${escapeInvisible(s.slice)}]`}  ${s.dtype} ${formatShape(s.shape)}  ${formatCount(s.count)} values, ${formatBytes(s.byteLength)}`)
+  const what = s.scheme === undefined ? `${s.dtype} ${formatShape(s.shape)}  ${formatCount(s.count)} values, ${formatBytes(s.byteLength)}`
+    : `${s.scheme}, dequantized to ${s.dtype} ${formatShape(s.shape)}  ${formatCount(s.count)} values, ${formatBytes(s.storedByteLength ?? 0)} stored`
+  lines.push(`${escapeInvisible(s.name)}${s.slice === undefined ? '' : ` [${escapeInvisible(s.slice)}]`}  ${what}`)
   const pairs = [['min', formatValue(s.min)], ['max', formatValue(s.max)], ['mean', formatValue(s.mean)], ['std', formatValue(s.std)]]
   lines.push(`  ${pairs.map(([k, v]) => `${k} ${v}`).join('   ')}`)
   lines.push(`  NaN ${formatCount(s.nanCount)}${percent(s.nanCount, s.count)}   Inf ${formatCount(s.infCount)}${percent(s.infCount, s.count)}   zeros ${formatCount(s.zeroCount)}${percent(s.zeroCount, s.count)}`)
