@@ -4,7 +4,8 @@
  * opens files and reads tensors downloads before it reads anything: js/index.js with its imports
  * bundled as an app's bundler would (Rollup, as under Vite; minified by esbuild) and the one core
  * module js/wasm.js picks. Also printed: a page that uses every export (no target), the chunks
- * loaded on first use, esbuild's bundle of the same apps, each core module (Emscripten's JS glue
+ * loaded on first use (among them the dequantization kernels, dist/safetensors_quant*.mjs, which
+ * js/quant/kernels.js imports on a first dequantize(): never at load), esbuild's bundle of the same apps, each core module (Emscripten's JS glue
  * with the wasm embedded, SINGLE_FILE) split into glue and wasm, the wasm's sections, and (given
  * a build with function names, see --names) its code by origin and its largest functions.
  *   node bench/size.js [--names auto | FILE.mjs] [--top 25]
@@ -154,7 +155,8 @@ async function main() {
     const { glue, embedded, embedding, wasm } = splitModule(text)
     const { sections } = wasmSections(wasm)
     console.log(`\n${file}: ${kb(text.length)} raw, ${kb(gz(text))} gzipped`)
-    console.log(`  JS glue (Emscripten runtime + Embind's JS): ${kb(glue.length)} raw, ${kb(gz(glue))} gzipped`)
+    const wrapper = file.startsWith('safetensors_quant') ? 'JS wrapper (exports the bytes)' : "JS glue (Emscripten runtime + Embind's JS)"
+    console.log(`  ${wrapper}: ${kb(glue.length)} raw, ${kb(gz(glue))} gzipped`)
     console.log(`  wasm: ${kb(wasm.length)} raw, ${kb(gz(wasm))} gzipped as binary; ` +
       `embedded as ${embedding}: ${kb(Buffer.byteLength(embedded))} raw, ${kb(gz(embedded))} gzipped; ` +
       `as base64 it would be ${kb(gz(Buffer.from(wasm).toString('base64')))} gzipped`)
@@ -174,6 +176,11 @@ async function main() {
     `${kb(page.esbuild.reading.gz)} and ${kb(page.esbuild.everything.gz)} at load`)
   const cores = page.rollup.everything.cores
   console.log(`  the core modules as bundled chunks: ${cores.map((c) => `${c.name} ${kb(c.gz)}`).join(', ')}`)
+  const kernels = page.rollup.everything.kernels
+  const reads = page.rollup.reading.kernels
+  console.log(`  the dequantization kernels as bundled chunks, loaded on first use (a first dequantize() loads one, ` +
+    `picked as the core is; ${reads.length ? 'split from the reading page' : 'NOT found among the reading page\'s chunks'}): ` +
+    `${kernels.map((c) => `${c.name} ${kb(c.gz)}`).join(', ')}`)
   const names = values.names === 'auto' ? namesBuild() : values.names
   if (names && existsSync(names)) {
     const { wasm } = splitModule(readFileSync(names, 'utf8'))
@@ -206,6 +213,13 @@ async function main() {
       ours: kb(everything), baselineName: 'budget', baseline: kb(BUDGET), ratio: everything / BUDGET,
       ratioText: `${(everything / BUDGET).toFixed(2)}x the budget`, target: '', met: null })
   }
+  const dequantize = page.rollup.reading.lazy.find((c) => c.name === 'dequantize.js')
+  for (const k of page.rollup.reading.kernels) {
+    const first = (dequantize?.gz ?? 0) + k.gz
+    figure({ area: 'size', figure: `loaded on a page's first dequantize(): dequantize.js + ${k.name}, minified, gzipped (never at load)`,
+      ours: kb(first), baselineName: 'budget', baseline: kb(BUDGET), ratio: first / BUDGET, ratioText: `${(first / BUDGET).toFixed(2)}x the budget`,
+      target: '', met: null })
+  }
   emitFigures()
 }
 
@@ -234,6 +248,8 @@ function namesBuild() {
 
 /** The core modules, which js/wasm.js imports dynamically: a page loads one of them. */
 const CORE_CHUNK = /(safetensors_core(?:_nosimd)?)[-.]/
+/** The kernels modules, which js/quant/kernels.js imports dynamically on a first dequantize(). */
+const KERNELS_CHUNK = /(safetensors_quant(?:_nosimd)?)[-.]/
 /** esbuild's output folder (nothing is written there: write is false); chunk names are relative to it. */
 const ESBUILD_OUT = join(ROOT, 'build', 'size-bundle')
 
@@ -269,11 +285,15 @@ async function pageBundle() {
       for (const i of byName.get(name)?.imports ?? []) visit(i)
     }
     for (const c of chunks) if (c.entry) visit(c.name)
-    const out = { raw: 0, gz: 0, lazy: /** @type {{ name: string, gz: number }[]} */ ([]), cores: /** @type {{ name: string, gz: number }[]} */ ([]) }
+    const out = { raw: 0, gz: 0, lazy: /** @type {{ name: string, gz: number }[]} */ ([]), cores: /** @type {{ name: string, gz: number }[]} */ ([]),
+      kernels: /** @type {{ name: string, gz: number }[]} */ ([]) }
     for (const c of chunks) {
       const core = CORE_CHUNK.exec(c.name)
+      const kernels = KERNELS_CHUNK.exec(c.name)
       if (core) {
         out.cores.push({ name: `${core[1]}.mjs`, gz: gz(c.code) })
+      } else if (kernels && !initial.has(c.name)) {
+        out.kernels.push({ name: `${kernels[1]}.mjs`, gz: gz(c.code) })
       } else if (initial.has(c.name)) {
         out.raw += c.code.length
         out.gz += gz(c.code)
@@ -282,6 +302,7 @@ async function pageBundle() {
       }
     }
     out.cores.sort((x, y) => x.name.localeCompare(y.name))
+    out.kernels.sort((x, y) => x.name.localeCompare(y.name))
     return out
   }
   /** @param {string} contents the app's entry module */
