@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { open, serialize } from '../../js/node.js'
 import { formatValue } from '../../js/format.js'
 import { startServer } from '../servers/static-server.js'
+import { startHub } from '../js/hub-server.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
@@ -141,7 +142,8 @@ function sameStats(shown, s, what) {
   assert.equal(shown.max, formatValue(s.max), `${what} max`)
   assert.equal(shown.mean, formatValue(s.mean), `${what} mean`)
   assert.equal(shown.std, formatValue(s.std), `${what} std`)
-  assert.equal(shown.NaN, '0', `${what} NaN`)
+  assert.equal(shown.NaN?.split(' ')[0], s.nanCount.toLocaleString('en-US'), `${what} NaN`)
+  assert.equal(shown.zeros?.split(' ')[0], s.zeroCount.toLocaleString('en-US'), `${what} zeros`)
 }
 
 /** The notice's text once shown. @param {import('playwright-core').Page} page */
@@ -347,4 +349,98 @@ test('a file dropped with its config.json opens with those settings; dropped alo
   await page.waitForFunction(() => document.querySelector('#notice .notice-code')?.textContent === 'QuantPartInvalid', null, { timeout: 15_000 })
   assert.equal((await tableRows(page)).names.length, expected.stored)
   await done()
+})
+
+test('every scheme (tests/js/quant-fixtures.js), served with its config.json: badges, logical shapes, stats of dequantize(); a sharded set; error fixtures', { skip, timeout: 180_000 }, async () => {
+  const { fixtures, errorFixtures, shardedFixture, toBytes } = await import('../js/quant-fixtures.js')
+  /** @type {{ path: string, weights: { name: string, scheme: string, shape: number[] }[], stats: Map<string, import('../../js/index.js').Stats> }[]} */
+  const files = []
+  for (const [name, fx] of Object.entries(fixtures())) {
+    const bytes = await toBytes(fx.tensors)
+    const config = fx.config ? { quantization_config: fx.config } : undefined
+    const path = `/fx/${name}/model.safetensors`
+    server.addFile(path, bytes)
+    if (config) server.addFile(`/fx/${name}/config.json`, json(config))
+    const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(bytes, { quantization: config }))
+    const stats = new Map()
+    for (const w of fx.weights) {
+      const t = await f.dequantize(w.name)
+      stats.set(w.name, t.stats({ bins: 64 }))
+      t.dispose()
+    }
+    await f.close()
+    files.push({ path, weights: fx.weights, stats })
+  }
+  const sharded = shardedFixture()
+  for (const [shard, tensors] of Object.entries(sharded.shards)) server.addFile(`/fx/sharded/${shard}`, await toBytes(tensors))
+  server.addFile('/fx/sharded/model.safetensors.index.json', json({ metadata: {}, weight_map: sharded.weightMap }))
+  for (const [name, fx] of Object.entries(errorFixtures())) {
+    if (!fx.inQuantized) server.addFile(`/fx/${name}/model.safetensors`, await toBytes(fx.tensors))
+  }
+
+  const { page, done } = await newPage(browser)
+  await page.goto(server.pageUrl())
+  /** @param {string} path */
+  const openPath = async (path) => {
+    await page.fill('#url-input', server.url(path))
+    await page.click('#url-form button[type="submit"]')
+    await page.waitForFunction((p) => document.querySelector('#url-input') instanceof HTMLInputElement &&
+      !document.querySelector('#summary')?.hasAttribute('hidden') && document.querySelector('#status')?.hasAttribute('hidden') &&
+      /** @type {HTMLInputElement} */ (document.querySelector('#url-input')).value.endsWith(p), path, { timeout: 20_000 })
+  }
+  for (const file of files) {
+    await openPath(file.path)
+    assert.ok(await page.isHidden('#notice'), `${file.path}: no notice`)
+    for (const w of file.weights) {
+      const row = `#panel-table tr[data-name="${w.name}"]`
+      assert.equal(await page.textContent(`${row} .scheme-badge`), w.scheme, `${file.path} ${w.name}`)
+      assert.equal(await page.textContent(`${row} td:nth-child(3)`), `[${w.shape.join(', ')}]`, `${file.path} ${w.name}`)
+      for (const part of Object.values(/** @type {any} */ (w).parts)) {
+        if (part !== w.name) assert.equal(await page.locator(`#panel-table tr[data-name="${part}"]`).count(), 0, `${part} folded`)
+      }
+      await selectWeight(page, w.name)
+      await page.waitForSelector('.stats-grid')
+      sameStats(await shownStats(page), /** @type {import('../../js/index.js').Stats} */ (file.stats.get(w.name)), `${file.path} ${w.name}`)
+    }
+  }
+  // A sharded set whose weights have their parts in different shards.
+  await openPath('/fx/sharded/model.safetensors.index.json')
+  for (const w of sharded.weights) assert.equal(await page.textContent(`#panel-table tr[data-name="${w.name}"] .scheme-badge`), w.scheme)
+  const gate = sharded.weights.find((w) => w.scheme === 'mxfp4') ?? sharded.weights[0]
+  await selectWeight(page, gate.name)
+  await page.waitForSelector('.stats-grid')
+  // Error fixtures: listed as stored, their code in the notice.
+  for (const [name, fx] of Object.entries(errorFixtures())) {
+    if (fx.inQuantized) continue
+    await openPath(`/fx/${name}/model.safetensors`)
+    await page.waitForFunction((code) => document.querySelector('#notice .notice-code')?.textContent === code, fx.code, { timeout: 10_000 })
+    assert.equal(await page.locator('#panel-table .scheme-badge').count(), 0, name)
+  }
+  await done()
+})
+
+test('?hf= reads the config.json of the same repo folder at the same revision', { skip }, async () => {
+  const hub = await startHub()
+  try {
+    hub.addFile('org/fp8', 'model.safetensors', quantBytes)
+    hub.addFile('org/fp8', 'config.json', json(CONFIG))
+    hub.addFile('org/fp8', 'weights/model.safetensors', quantBytes, { revision: 'refs/pr/1' })
+    hub.addFile('org/fp8', 'weights/config.json', json(CONFIG), { revision: 'refs/pr/1' })
+    hub.addFile('org/fp8', 'weights/config.json', json(WRONG_CONFIG))  // main's: not the one to read
+    const { page, done } = await newPage(browser)
+    await page.goto(`${server.origin}/web-demo/?${new URLSearchParams({ hf: 'org/fp8', endpoint: hub.base })}`)
+    await waitOpened(page)
+    await page.waitForSelector(`#panel-table tr[data-name="${BIG}"] .scheme-badge`)
+    assert.ok(await page.isHidden('#notice'))
+    assert.match(await page.textContent('.config-source') ?? '', /org\/fp8\/resolve\/main\/config\.json/)
+    await page.goto(`${server.origin}/web-demo/?${new URLSearchParams({ hf: 'org/fp8@refs%2Fpr%2F1/weights/model.safetensors', endpoint: hub.base, tensor: SMALL })}`)
+    await waitOpened(page)
+    await page.waitForSelector('.stats-grid', { timeout: 20_000 })
+    assert.ok(await page.isHidden('#notice'))
+    assert.match(await page.textContent('.config-source') ?? '', /org\/fp8\/resolve\/refs%2Fpr%2F1\/weights\/config\.json/)
+    sameStats(await shownStats(page), expected.small, SMALL)
+    await done()
+  } finally {
+    await hub.close()
+  }
 })

@@ -18,7 +18,7 @@ import { overview } from '../../js/overview.js'
  *   logical shape, `elements` the logical count, `byteLength` the sum of its parts'); partOf and
  *   role: on a part's row, the logical weight it belongs to and its role
  * @typedef {{ scheme: string, details: Record<string, unknown>, parts: Row[] }} QuantRow
- * @typedef {{ name: string, scheme: string, shape: number[], parts: Record<string, string>, details?: Record<string, unknown> }} QuantEntry
+ * @typedef {import('../../js/quant/detect.js').QuantizedWeight} QuantEntry
  * @typedef {import('../../js/overview.js').ShardSummary} ShardSummary
  * @typedef {import('../../js/overview.js').Overview & {
  *   label: string, source: 'url' | 'hub' | 'local', file: SafetensorsFile | ShardedFile,
@@ -254,13 +254,13 @@ export function foldParts(stored, entries) {
       return part ? [{ ...part, partOf: e.name, role }] : []
     })
     const shape = e.shape.map(Number)
-    rows.push({
-      name: e.name, dtype: e.scheme, shape, elements: shape.reduce((a, b) => a * b, 1),
+    rows.push(/** @type {Row} */ ({
+      name: e.name, dtype: /** @type {any} */ (e.scheme), shape, elements: shape.reduce((a, b) => a * b, 1), part: null,
       byteOffset: Math.min(...parts.map((p) => p.byteOffset)),
       byteLength: parts.reduce((n, p) => n + p.byteLength, 0),
       shard: parts[0]?.shard ?? null, order: r.order,
       quant: { scheme: e.scheme, details: e.details ?? {}, parts },
-    })
+    }))
   }
   return rows
 }

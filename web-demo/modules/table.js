@@ -65,7 +65,7 @@ function breakable(name) {
 }
 
 export class TensorTable {
-  /** @param {(name: string) => void} onSelect */
+  /** @param {(name: string, part?: boolean) => void} onSelect part: `name` is a quantized weight's part */
   constructor(onSelect) {
     this.onSelect = onSelect
     /** @type {Row[]} every row of the file */

@@ -76,7 +76,7 @@ export class TensorView {
     this.row = row
     this.#loaded = null
     this.#planeIndex = []
-    const spec = row.quant ? quantDefaultSlice(row.shape) : defaultSlice(row.shape, row.byteLength)
+    const spec = row.quant ? quantDefaultSlice(row.shape.map(Number)) : defaultSlice(row.shape, row.byteLength)
     this.section.replaceChildren(this.#header(row), this.#sliceForm(row, spec), el('div', { class: 'result', 'aria-busy': 'true' }))
     this.onShown(row)
     await this.load(spec)
@@ -344,7 +344,7 @@ export class TensorView {
  * @returns {Promise<import('../../js/index.js').Tensor>}
  */
 function dequantize(file, row, spec, options) {
-  const slice = quantSlice(spec, row.shape[0] ?? 0)
+  const slice = quantSlice(spec, Number(row.shape[0] ?? 0))
   if (slice === 'invalid') {
     throw new SafetensorsError('InvalidSlice', `“${spec}”: a quantized weight is sliced along its first dimension only, ` +
       'as start:stop (e.g. 0:64) or one index', { tensor: row.name })
