@@ -14,9 +14,13 @@ trap 'rm -rf "$tmp"' EXIT
 objects=()
 for src in "$root"/src/quant/*.cpp; do
   obj=$tmp/$(basename "$src" .cpp).o
+  # The integer kernels gather (scales, zeros, quant maps by index): clang's auto-vectorised
+  # gathers, lane by lane, run slower than its scalar loops. The float kernels' SIMD is by hand.
+  novec=()
+  [ "$(basename "$src")" = float_kernels.cpp ] || novec=(-fno-vectorize -fno-slp-vectorize)
   # -ffreestanding: no memset/memcpy calls conjured from loops (there is no libc to link).
   "${CLANGXX:-clang++}" --target=wasm32 -O3 -std=c++17 -ffreestanding -fno-exceptions -fno-rtti \
-    -ffp-contract=off -Wall -Wextra "${isa[@]}" -c "$src" -o "$obj"
+    -ffp-contract=off -Wall -Wextra "${isa[@]}" "${novec[@]}" -c "$src" -o "$obj"
   objects+=("$obj")
 done
 # Linked without -O: clang would otherwise run a wasm-opt found on PATH, with no SIMD enabled.

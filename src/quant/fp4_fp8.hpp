@@ -28,28 +28,48 @@ inline float e4m3(uint32_t b) {
 inline float fp4Raw(uint32_t n) { return asFloat(((n & 7) << 22) | ((n & 8) << 28)); }
 inline float fp4(uint32_t n) { return fp4Raw(n) * fp4Bias(); }
 
+// F16: bits 0-14 moved to float32's exponent and mantissa (subnormals included) times 2^112;
+// infinities and NaNs (exponent 31) kept as such.
 inline float f16(uint32_t h) {
-  uint32_t sign = (h & 0x8000) << 16;
-  uint32_t exponent = (h >> 10) & 31;
-  uint32_t mantissa = h & 0x3FF;
-  if (exponent == 31) return asFloat(sign | 0x7F800000u | (mantissa << 13));
-  if (exponent == 0) {
-    // mantissa * 2^-24, exact (mantissa < 2^10).
-    float v = float(mantissa) * asFloat(uint32_t(127 - 24) << 23);
-    return asFloat(asBits(v) | sign);
-  }
-  return asFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  const uint32_t sign = (h & 0x8000) << 16;
+  if ((h & 0x7C00) == 0x7C00) return asFloat(sign | 0x7F800000u | ((h & 0x3FF) << 13));
+  const float v = asFloat((h & 0x7FFF) << 13) * asFloat(uint32_t(112 + 127) << 23);
+  return asFloat(asBits(v) | sign);
 }
 
 inline float bf16(uint32_t h) { return asFloat(h << 16); }
 
-// Element i of a scale tensor of the given type (kScale*), as float32.
+// Element i of a scale tensor of type D (kScale*), as float32.
+template <uint32_t D>
+inline float scaleOf(const void* p, uint64_t i) {
+  if (D == kScaleF16) return f16(load16(p, i));
+  if (D == kScaleBF16) return bf16(load16(p, i));
+  if (D == kScaleE4M3) return e4m3(static_cast<const uint8_t*>(p)[i]);
+  return asFloat(load32(p, i));
+}
+
+// The same for a type known at run time.
 inline float scaleAt(const void* p, uint32_t dtype, uint64_t i) {
   switch (dtype) {
-    case kScaleF16: return f16(load16(p, i));
-    case kScaleBF16: return bf16(load16(p, i));
-    case kScaleE4M3: return e4m3(static_cast<const uint8_t*>(p)[i]);
-    default: return asFloat(load32(p, i));
+    case kScaleF16: return scaleOf<kScaleF16>(p, i);
+    case kScaleBF16: return scaleOf<kScaleBF16>(p, i);
+    case kScaleE4M3: return scaleOf<kScaleE4M3>(p, i);
+    default: return scaleOf<kScaleF32>(p, i);
+  }
+}
+
+// Calls f with the scale type as a template argument (std::integral_constant-like).
+template <uint32_t D>
+struct ScaleType {
+  static constexpr uint32_t value = D;
+};
+template <class F>
+inline void withScaleType(uint32_t dtype, F&& f) {
+  switch (dtype) {
+    case kScaleF16: return f(ScaleType<kScaleF16>{});
+    case kScaleBF16: return f(ScaleType<kScaleBF16>{});
+    case kScaleE4M3: return f(ScaleType<kScaleE4M3>{});
+    default: return f(ScaleType<kScaleF32>{});
   }
 }
 

@@ -9,9 +9,9 @@ using namespace st::quant;
 namespace {
 
 // `bits` bits at bit position `at` of a little-endian stream of words `stride` words apart.
-inline uint32_t bitsAt(const uint32_t* words, uint64_t stride, uint64_t at, uint32_t bits) {
-  const uint64_t w = at >> 5;
-  const uint32_t shift = uint32_t(at & 31);
+inline uint32_t bitsAt(const uint32_t* words, uint64_t stride, uint32_t at, uint32_t bits) {
+  const uint32_t w = at >> 5;
+  const uint32_t shift = at & 31;
   uint32_t v = words[w * stride] >> shift;
   if (shift + bits > 32) v |= words[(w + 1) * stride] << (32 - shift);
   return v & ((1u << bits) - 1);
@@ -19,6 +19,45 @@ inline uint32_t bitsAt(const uint32_t* words, uint64_t stride, uint64_t at, uint
 
 // Inputs decoded per pass over the output rows: 32 of them span `bits` stored rows of qweight.
 constexpr uint32_t kInChunk = 64;
+
+struct Gptq {
+  const uint32_t* qweight;
+  const uint32_t* qzeros;
+  const void* scales;
+  const int32_t* gIdx;
+  float* out;
+  uint32_t inFeatures, outFeatures, firstIn, inCount, firstOut, outCount, bits, zeroOffset, group;
+};
+
+// kBits: 2, 4 or 8, or 0 for a width read from a.bits.
+template <uint32_t D, uint32_t kBits>
+void gptqRun(const Gptq& a) {
+  const uint32_t bits = kBits ? kBits : a.bits;
+  const uint64_t zeroWords = (uint64_t(a.outFeatures) * bits + 31) / 32;
+  const uint32_t endIn = a.firstIn + a.inCount;
+  for (uint32_t i0 = a.firstIn; i0 < endIn; i0 += kInChunk) {
+    const uint32_t i1 = endIn - i0 < kInChunk ? endIn : i0 + kInChunk;
+    for (uint32_t o = a.firstOut; o < a.firstOut + a.outCount; o++) {
+      float* row = a.out + uint64_t(o - a.firstOut) * a.inFeatures;
+      for (uint32_t i = i0; i < i1; i++) {
+        const uint32_t g = a.gIdx ? uint32_t(a.gIdx[i]) : i / a.group;
+        uint32_t q, z;
+        if (kBits) {
+          constexpr uint32_t w = kBits ? kBits : 1, mask = (1u << w) - 1, perWord = 32 / w;
+          const uint32_t k = i - a.firstIn;
+          q = (a.qweight[uint64_t(k / perWord) * a.outFeatures + o] >> (kBits * (k % perWord))) &
+              mask;
+          z = (a.qzeros[g * zeroWords + o / perWord] >> (w * (o % perWord))) & mask;
+        } else {
+          q = bitsAt(a.qweight + o, a.outFeatures, (i - a.firstIn) * bits, bits);
+          z = bitsAt(a.qzeros + g * zeroWords, 1, o * bits, bits);
+        }
+        const float s = scaleOf<D>(a.scales, uint64_t(g) * a.outFeatures + o);
+        row[i] = s * float(int32_t(q) - (int32_t(z) + int32_t(a.zeroOffset)));
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -28,21 +67,18 @@ void st_quant_gptq(const uint32_t* qweight, const uint32_t* qzeros, const void* 
                    uint32_t scaleDtype, const int32_t* gIdx, float* out, uint32_t inFeatures,
                    uint32_t outFeatures, uint32_t firstIn, uint32_t inCount, uint32_t firstOut,
                    uint32_t outCount, uint32_t bits, uint32_t zeroOffset, uint32_t group) {
-  const uint64_t zeroWords = (uint64_t(outFeatures) * bits + 31) / 32;
-  const uint32_t endIn = firstIn + inCount;
-  for (uint32_t i0 = firstIn; i0 < endIn; i0 += kInChunk) {
-    const uint32_t i1 = endIn - i0 < kInChunk ? endIn : i0 + kInChunk;
-    for (uint32_t o = firstOut; o < firstOut + outCount; o++) {
-      float* row = out + uint64_t(o - firstOut) * inFeatures;
-      for (uint32_t i = i0; i < i1; i++) {
-        const uint32_t g = gIdx ? uint32_t(gIdx[i]) : i / group;
-        const uint32_t q = bitsAt(qweight + o, outFeatures, uint64_t(i - firstIn) * bits, bits);
-        const uint32_t z = bitsAt(qzeros + g * zeroWords, 1, uint64_t(o) * bits, bits);
-        const float s = scaleAt(scales, scaleDtype, uint64_t(g) * outFeatures + o);
-        row[i] = s * float(int32_t(q) - (int32_t(z) + int32_t(zeroOffset)));
-      }
+  const Gptq args{qweight, qzeros,  scales,   gIdx,     out,  inFeatures, outFeatures,
+                  firstIn, inCount, firstOut, outCount, bits, zeroOffset, group};
+  withScaleType(scaleDtype, [&](auto type) {
+    constexpr uint32_t D = decltype(type)::value;
+    // Widths that divide 32 never cross a word: their own loops.
+    switch (bits) {
+      case 2: return gptqRun<D, 2>(args);
+      case 4: return gptqRun<D, 4>(args);
+      case 8: return gptqRun<D, 8>(args);
+      default: return gptqRun<D, 0>(args);
     }
-  }
+  });
 }
 
 void st_quant_awq(const uint32_t* qweight, const uint32_t* qzeros, const void* scales,
@@ -52,26 +88,29 @@ void st_quant_awq(const uint32_t* qweight, const uint32_t* qzeros, const void* s
   const uint32_t words = outFeatures / 8;
   const uint32_t endIn = firstIn + inCount;
   const uint32_t endOut = firstOut + outCount;
-  for (uint32_t i0 = firstIn; i0 < endIn; i0 += kInChunk) {
-    const uint32_t i1 = endIn - i0 < kInChunk ? endIn : i0 + kInChunk;
-    for (uint32_t c = firstOut / 8; c * 8 < endOut; c++) {
-      for (uint32_t i = i0; i < i1; i++) {
-        const uint32_t g = i / group;
-        const uint32_t word = qweight[uint64_t(i - firstIn) * words + c];
-        const uint32_t zeros = qzeros[uint64_t(g) * words + c];
-        for (uint32_t j = 0; j < 8; j++) {
-          const uint32_t o = c * 8 + j;
-          if (o < firstOut || o >= endOut) continue;
-          // AutoAWQ's order [0, 4, 1, 5, 2, 6, 3, 7]: column 8c+j is nibble (j >> 1) + 4 (j & 1).
-          const uint32_t shift = 4 * ((j >> 1) + 4 * (j & 1));
-          const int32_t q = int32_t((word >> shift) & 15);
-          const int32_t z = int32_t((zeros >> shift) & 15);
-          const float s = scaleAt(scales, scaleDtype, uint64_t(g) * outFeatures + o);
-          out[uint64_t(o - firstOut) * inFeatures + i] = float(q - z) * s;
+  withScaleType(scaleDtype, [&](auto type) {
+    constexpr uint32_t D = decltype(type)::value;
+    for (uint32_t i0 = firstIn; i0 < endIn; i0 += kInChunk) {
+      const uint32_t i1 = endIn - i0 < kInChunk ? endIn : i0 + kInChunk;
+      for (uint32_t c = firstOut / 8; c * 8 < endOut; c++) {
+        for (uint32_t i = i0; i < i1; i++) {
+          const uint32_t g = i / group;
+          const uint32_t word = qweight[uint64_t(i - firstIn) * words + c];
+          const uint32_t zeros = qzeros[uint64_t(g) * words + c];
+          for (uint32_t j = 0; j < 8; j++) {
+            const uint32_t o = c * 8 + j;
+            if (o < firstOut || o >= endOut) continue;
+            // AutoAWQ's order [0, 4, 1, 5, 2, 6, 3, 7]: column 8c+j is nibble (j >> 1) + 4 (j & 1).
+            const uint32_t shift = 4 * ((j >> 1) + 4 * (j & 1));
+            const int32_t q = int32_t((word >> shift) & 15);
+            const int32_t z = int32_t((zeros >> shift) & 15);
+            const float s = scaleOf<D>(scales, uint64_t(g) * outFeatures + o);
+            out[uint64_t(o - firstOut) * inFeatures + i] = float(q - z) * s;
+          }
         }
       }
     }
-  }
+  });
 }
 
 void st_quant_ct_pack(const uint32_t* packed, const void* scales, uint32_t scaleDtype,

@@ -22,9 +22,19 @@ void st_quant_nf4(const uint8_t* packed, const float* absmax, const float* quant
     const uint64_t next = uint64_t(block + 1) * blocksize;
     const uint32_t blockEnd = next < end ? uint32_t(next) : end;
     const float a = absmax[block - firstBlock];
-    for (; k < blockEnd; k++) {
+    // An odd element first (the low nibble of its byte), then whole bytes, high nibble first.
+    if (k % 2 && k < blockEnd) {
+      out[k - first] = quantMap[packed[k / 2 - firstByte] & 15] * a;
+      k++;
+    }
+    for (; k + 2 <= blockEnd; k += 2) {
       const uint32_t b = packed[k / 2 - firstByte];
-      out[k - first] = quantMap[k % 2 ? b & 15 : b >> 4] * a;
+      out[k - first] = quantMap[b >> 4] * a;
+      out[k + 1 - first] = quantMap[b & 15] * a;
+    }
+    if (k < blockEnd) {
+      out[k - first] = quantMap[packed[k / 2 - firstByte] >> 4] * a;
+      k++;
     }
   }
 }
