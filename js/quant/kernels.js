@@ -23,7 +23,7 @@ const SCALE_DTYPES = { F32: 0, F16: 1, BF16: 2, F8_E4M3: 3 }
  *     firstRow: number, blockRows: number, blockCols: number, scaleCols: number }): void,
  *   mxfp4(o: { blocks: number, scales: number, out: number, groups: number }): void,
  *   nvfp4(o: { packed: number, scales: number, out: number, rows: number, cols: number, group: number,
- *     scaleCols: number, globalScale: number, divide: boolean }): void,
+ *     scaleCols: number, globalScale: number, divide: boolean, positiveZero?: boolean }): void,
  *   gptq(o: { qweight: number, qzeros: number, scales: number, scaleDtype: ScaleDtype, gIdx?: number, out: number,
  *     inFeatures: number, outFeatures: number, firstIn: number, inCount: number, firstOut: number,
  *     outCount: number, bits: number, zeroOffset: number, group?: number }): void,
@@ -93,8 +93,10 @@ async function instantiate(core, variant) {
     fp8Block: (o) => k.fp8Block(o.w, o.scales, scale(o.scaleDtype), o.out, o.rows, o.cols, o.firstRow, o.blockRows,
       o.blockCols, o.scaleCols),
     mxfp4: (o) => k.mxfp4(o.blocks, o.scales, o.out, o.groups),
+    // positiveZero: code 8 gives +0 (ModelOpt's e2m1 table), not -0 (compressed-tensors'); by
+    // default as the producer that multiplies (ModelOpt) or divides (compressed-tensors) does.
     nvfp4: (o) => k.nvfp4(o.packed, o.scales, o.out, o.rows, o.cols, o.group, o.scaleCols, o.globalScale,
-      o.divide ? 1 : 0),
+      (o.divide ? 1 : 0) | ((o.positiveZero ?? !o.divide) ? 2 : 0)),
     gptq: (o) => k.gptq(o.qweight, o.qzeros, o.scales, scale(o.scaleDtype), o.gIdx ?? 0, o.out, o.inFeatures,
       o.outFeatures, o.firstIn, o.inCount, o.firstOut, o.outCount, o.bits, o.zeroOffset, o.group ?? 0),
     awq: (o) => k.awq(o.qweight, o.qzeros, o.scales, scale(o.scaleDtype), o.out, o.inFeatures, o.outFeatures,

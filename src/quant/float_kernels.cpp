@@ -19,7 +19,7 @@ uint32_t fp8Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   return i;
 }
 
-template <bool kTwo>
+template <bool kTwo, bool kPlus>
 uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   const v128_t p = wasm_f32x4_splat(sc.p);
   const v128_t q = wasm_f32x4_splat(sc.q);
@@ -29,12 +29,16 @@ uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
     v128_t b = wasm_v128_load(src + i / 2);
     v128_t lo = wasm_v128_and(b, mask);
     v128_t hi = wasm_u8x16_shr(b, 4);
-    fp4x16<kTwo>(nibblesLow(lo, hi), dst + i, p, q);
-    fp4x16<kTwo>(nibblesHigh(lo, hi), dst + i + 16, p, q);
+    v128_t n0 = nibblesLow(lo, hi), n1 = nibblesHigh(lo, hi);
+    if (kPlus) n0 = plusZero(n0), n1 = plusZero(n1);
+    fp4x16<kTwo>(n0, dst + i, p, q);
+    fp4x16<kTwo>(n1, dst + i + 16, p, q);
   }
   if (i + 16 <= n) {
     v128_t b = wasm_v128_load64_zero(src + i / 2);
-    fp4x16<kTwo>(nibblesLow(wasm_v128_and(b, mask), wasm_u8x16_shr(b, 4)), dst + i, p, q);
+    v128_t n0 = nibblesLow(wasm_v128_and(b, mask), wasm_u8x16_shr(b, 4));
+    if (kPlus) n0 = plusZero(n0);
+    fp4x16<kTwo>(n0, dst + i, p, q);
     i += 16;
   }
   return i;
@@ -51,41 +55,50 @@ void fp8Run(const uint8_t* src, float* dst, uint32_t n, float s) {
   for (; i < n; i++) dst[i] = e4m3(src[i]) * s;
 }
 
+// Code 8 as 0 when plus (ModelOpt's +0).
+inline uint32_t code(uint32_t n, bool plus) { return plus && n == 8 ? 0 : n; }
+
 // n FP4 codes from packed bytes (low nibble first; n even), as raw * p * q.
-void fp4Run(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
+void fp4Run(const uint8_t* src, float* dst, uint32_t n, Scaling sc, bool plus = false) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
-  i = sc.p == 1.0f ? fp4Simd<false>(src, dst, n, sc) : fp4Simd<true>(src, dst, n, sc);
+  if (plus) {
+    i = sc.p == 1.0f ? fp4Simd<false, true>(src, dst, n, sc) : fp4Simd<true, true>(src, dst, n, sc);
+  } else {
+    i = sc.p == 1.0f ? fp4Simd<false, false>(src, dst, n, sc)
+                     : fp4Simd<true, false>(src, dst, n, sc);
+  }
 #endif
   for (; i + 2 <= n; i += 2) {
     uint32_t b = src[i / 2];
-    dst[i] = fp4Raw(b & 15) * sc.p * sc.q;
-    dst[i + 1] = fp4Raw(b >> 4) * sc.p * sc.q;
+    dst[i] = fp4Raw(code(b & 15, plus)) * sc.p * sc.q;
+    dst[i + 1] = fp4Raw(code(b >> 4, plus)) * sc.p * sc.q;
   }
 }
 
-inline float nvEff(uint8_t s, float globalScale, uint32_t divide) {
-  return divide ? e4m3(s) / globalScale : e4m3(s) * globalScale;
+inline float nvEff(uint8_t s, float globalScale, uint32_t flags) {
+  return flags & kNvDivide ? e4m3(s) / globalScale : e4m3(s) * globalScale;
 }
 
 #ifdef __wasm_simd128__
 // nvfp4 rows with groups of 16, four groups (64 values, 4 scales) a step; returns the columns
 // done.
+template <bool kPlus>
 uint32_t nvfp4Row16(const uint8_t* src, const uint8_t* scales, float* dst, uint32_t cols,
-                    float globalScale, uint32_t divide) {
+                    float globalScale, uint32_t flags) {
   const v128_t g = wasm_f32x4_splat(globalScale);
   const v128_t bias = wasm_f32x4_splat(fp4Bias());
   const v128_t mask = wasm_i8x16_splat(15);
   uint32_t c = 0;
   for (; c + 64 <= cols; c += 64) {
     v128_t s = e4m3x4(wasm_v128_load32_zero(scales + c / 16));
-    v128_t eff = divide ? wasm_f32x4_div(s, g) : wasm_f32x4_mul(s, g);
+    v128_t eff = flags & kNvDivide ? wasm_f32x4_div(s, g) : wasm_f32x4_mul(s, g);
     v128_t folded = wasm_f32x4_mul(eff, bias);
     v128_t magnitude = wasm_v128_and(folded, wasm_i32x4_splat(0x7FFFFFFF));
     if (!wasm_i32x4_all_true(wasm_i32x4_ne(magnitude, wasm_i32x4_splat(0x7F800000)))) {
       for (uint32_t k = 0; k < 4; k++) {
-        const float e = nvEff(scales[c / 16 + k], globalScale, divide);
-        fp4Run(src + (c + 16 * k) / 2, dst + c + 16 * k, 16, scaling(fp4Bias(), e));
+        const float e = nvEff(scales[c / 16 + k], globalScale, flags);
+        fp4Run(src + (c + 16 * k) / 2, dst + c + 16 * k, 16, scaling(fp4Bias(), e), kPlus);
       }
       continue;
     }
@@ -93,14 +106,15 @@ uint32_t nvfp4Row16(const uint8_t* src, const uint8_t* scales, float* dst, uint3
     v128_t b1 = wasm_v128_load(src + c / 2 + 16);
     v128_t lo0 = wasm_v128_and(b0, mask), hi0 = wasm_u8x16_shr(b0, 4);
     v128_t lo1 = wasm_v128_and(b1, mask), hi1 = wasm_u8x16_shr(b1, 4);
-    fp4x16<false>(nibblesLow(lo0, hi0), dst + c, bias,
-                  wasm_i32x4_shuffle(folded, folded, 0, 0, 0, 0));
-    fp4x16<false>(nibblesHigh(lo0, hi0), dst + c + 16, bias,
-                  wasm_i32x4_shuffle(folded, folded, 1, 1, 1, 1));
-    fp4x16<false>(nibblesLow(lo1, hi1), dst + c + 32, bias,
-                  wasm_i32x4_shuffle(folded, folded, 2, 2, 2, 2));
-    fp4x16<false>(nibblesHigh(lo1, hi1), dst + c + 48, bias,
-                  wasm_i32x4_shuffle(folded, folded, 3, 3, 3, 3));
+    v128_t n[4] = {nibblesLow(lo0, hi0), nibblesHigh(lo0, hi0), nibblesLow(lo1, hi1),
+                   nibblesHigh(lo1, hi1)};
+    if (kPlus) {
+      for (int k = 0; k < 4; k++) n[k] = plusZero(n[k]);
+    }
+    fp4x16<false>(n[0], dst + c, bias, wasm_i32x4_shuffle(folded, folded, 0, 0, 0, 0));
+    fp4x16<false>(n[1], dst + c + 16, bias, wasm_i32x4_shuffle(folded, folded, 1, 1, 1, 1));
+    fp4x16<false>(n[2], dst + c + 32, bias, wasm_i32x4_shuffle(folded, folded, 2, 2, 2, 2));
+    fp4x16<false>(n[3], dst + c + 48, bias, wasm_i32x4_shuffle(folded, folded, 3, 3, 3, 3));
   }
   return c;
 }
@@ -181,26 +195,30 @@ void st_quant_mxfp4(const uint8_t* blocks, const uint8_t* scales, float* out, ui
 
 void st_quant_nvfp4(const uint8_t* packed, const uint8_t* scales, float* out, uint32_t rows,
                     uint32_t cols, uint32_t group, uint32_t scaleCols, float globalScale,
-                    uint32_t divide) {
+                    uint32_t flags) {
   const uint32_t rowBytes = (cols + 1) / 2;
+  const bool plus = flags & kNvPositiveZero;
   for (uint32_t r = 0; r < rows; r++) {
     const uint8_t* src = packed + uint64_t(r) * rowBytes;
     const uint8_t* rowScales = scales + uint64_t(r) * scaleCols;
     float* dst = out + uint64_t(r) * cols;
     uint32_t c = 0;
 #ifdef __wasm_simd128__
-    if (group == 16) c = nvfp4Row16(src, rowScales, dst, cols, globalScale, divide);
+    if (group == 16) {
+      c = plus ? nvfp4Row16<true>(src, rowScales, dst, cols, globalScale, flags)
+               : nvfp4Row16<false>(src, rowScales, dst, cols, globalScale, flags);
+    }
 #endif
     for (; c < cols; c += group) {
-      const float eff = nvEff(rowScales[c / group], globalScale, divide);
+      const float eff = nvEff(rowScales[c / group], globalScale, flags);
       const uint32_t n = cols - c < group ? cols - c : group;
       if (c % 2 == 0 && n % 2 == 0) {
-        fp4Run(src + c / 2, dst + c, n, scaling(fp4Bias(), eff));
+        fp4Run(src + c / 2, dst + c, n, scaling(fp4Bias(), eff), plus);
         continue;
       }
       for (uint32_t i = c; i < c + n; i++) {
         const uint32_t b = src[i / 2];
-        dst[i] = fp4(i % 2 ? b >> 4 : b & 15) * eff;
+        dst[i] = fp4(code(i % 2 ? b >> 4 : b & 15, plus)) * eff;
       }
     }
   }

@@ -14,10 +14,11 @@ inline float e4m3Bias() { return asFloat(uint32_t(120 + 127) << 23); }
 inline float fp4Bias() { return asFloat(uint32_t(126 + 127) << 23); }
 
 // E4M3FN: bits 0-6 moved to float32's exponent and mantissa (subnormals included) times 2^120;
-// no infinities; NaN at 0x7F and 0xFF.
+// no infinities; NaN at 0x7F and 0xFF, as PyTorch widens it: 0x7FF00000 with the sign (the
+// mantissa bits in place; a quiet NaN that multiplications carry through on common engines).
 inline float e4m3(uint32_t b) {
   uint32_t magnitude = b & 0x7F;
-  if (magnitude == 0x7F) return asFloat(0x7FC00000u | ((b & 0x80) << 24));
+  if (magnitude == 0x7F) return asFloat(0x7FF00000u | ((b & 0x80) << 24));
   float v = asFloat(magnitude << 20) * e4m3Bias();
   return asFloat(asBits(v) | ((b & 0x80) << 24));
 }

@@ -32,11 +32,13 @@ ST_QUANT_EXPORT(mxfp4)
 void st_quant_mxfp4(const uint8_t* blocks, const uint8_t* scales, float* out, uint32_t groups);
 
 // rows x cols FP4 (cols/2 bytes a row, low nibble first) times an E4M3 scale per `group`
-// columns, divided by (divide != 0) or multiplied by globalScale first.
+// columns, divided (flags & kNvDivide: compressed-tensors) or multiplied (ModelOpt) by
+// globalScale first; flags & kNvPositiveZero: code 8 is +0 (ModelOpt's table), not -0.
+enum : uint32_t { kNvDivide = 1, kNvPositiveZero = 2 };
 ST_QUANT_EXPORT(nvfp4)
 void st_quant_nvfp4(const uint8_t* packed, const uint8_t* scales, float* out, uint32_t rows,
                     uint32_t cols, uint32_t group, uint32_t scaleCols, float globalScale,
-                    uint32_t divide);
+                    uint32_t flags);
 
 // GPTQ, bits 2..8: fills columns firstIn..firstIn+inCount of rows firstOut..firstOut+outCount
 // of out [outCount, inFeatures]. gIdx 0: g = i / group (group is read only then).

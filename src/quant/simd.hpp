@@ -26,8 +26,8 @@ inline void storeUpperHalves(v128_t lo, v128_t hi, float* dst, v128_t p, v128_t 
   }
 }
 
-// 16 E4M3FN bytes: float bits (b & 0x7F) << 20 with the sign of bit 7 (0x7FC00000 | sign for
-// NaN), times p then q.
+// 16 E4M3FN bytes: float bits (b & 0x7F) << 20 with the sign of bit 7 (0x7FF00000 | sign for
+// NaN, as e4m3()), times p then q.
 template <bool kTwo>
 inline void e4m3x16(v128_t b, float* dst, v128_t p, v128_t q) {
   v128_t nan = wasm_i8x16_eq(wasm_v128_and(b, wasm_i8x16_splat(0x7F)), wasm_i8x16_splat(0x7F));
@@ -35,7 +35,7 @@ inline void e4m3x16(v128_t b, float* dst, v128_t p, v128_t q) {
   v128_t hi = wasm_v128_or(wasm_v128_and(b, wasm_i8x16_splat(char(0x80))),
                            wasm_v128_and(wasm_u8x16_shr(b, 4), wasm_i8x16_splat(7)));
   hi = wasm_v128_bitselect(wasm_v128_or(b, wasm_i8x16_splat(0x7F)), hi, nan);
-  lo = wasm_v128_or(lo, wasm_v128_and(nan, wasm_i8x16_splat(char(0xC0))));
+  lo = wasm_v128_or(lo, wasm_v128_and(nan, wasm_i8x16_splat(char(0xF0))));
   storeUpperHalves<kTwo>(lo, hi, dst, p, q);
 }
 
@@ -47,6 +47,12 @@ inline void fp4x16(v128_t n, float* dst, v128_t p, v128_t q) {
   v128_t hi = wasm_v128_or(wasm_i8x16_shl(wasm_v128_and(n, wasm_i8x16_splat(8)), 4),
                            wasm_v128_and(wasm_u8x16_shr(n, 2), wasm_i8x16_splat(1)));
   storeUpperHalves<kTwo>(lo, hi, dst, p, q);
+}
+
+// Code 8 (-0) as code 0 (+0): ModelOpt's table has a plain 0 there.
+inline v128_t plusZero(v128_t n) {
+  const v128_t eight = wasm_i8x16_splat(8);
+  return wasm_v128_andnot(n, wasm_v128_and(wasm_i8x16_eq(n, eight), eight));
 }
 
 // Packed bytes (low nibble first) to codes in element order: lanes 0-7 of b give 16 codes
@@ -67,7 +73,7 @@ inline v128_t e4m3x4(v128_t b) {
                             wasm_f32x4_splat(__builtin_bit_cast(float, uint32_t(247) << 23)));
   v = wasm_v128_or(v, sign);
   v128_t nan = wasm_i32x4_eq(magnitude, wasm_i32x4_splat(0x7F));
-  return wasm_v128_bitselect(wasm_v128_or(sign, wasm_i32x4_splat(0x7FC00000)), v, nan);
+  return wasm_v128_bitselect(wasm_v128_or(sign, wasm_i32x4_splat(0x7FF00000)), v, nan);
 }
 
 }  // namespace st::quant

@@ -101,8 +101,11 @@ function runAll(core, k) {
     const packed = bytes(rows * cols / 2)
     const s = scales('F8_E4M3', rows * scaleCols)
     for (const divide of [false, true]) {
-      record(`nvfp4 ${rows}x${cols}/${group} ${divide ? 'divide' : 'multiply'}`, rows * cols, (out) =>
-        k.nvfp4({ packed, scales: s, out, rows, cols, group, scaleCols, globalScale: Math.fround(0.0123), divide }))
+      for (const positiveZero of [false, true]) {
+        record(`nvfp4 ${rows}x${cols}/${group} ${divide ? 'divide' : 'multiply'}${positiveZero ? ' +0' : ''}`, rows * cols,
+          (out) => k.nvfp4({ packed, scales: s, out, rows, cols, group, scaleCols, globalScale: Math.fround(0.0123), divide,
+            positiveZero }))
+      }
     }
   }
   for (const bits of [2, 3, 4, 8]) {
