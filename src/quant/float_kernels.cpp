@@ -28,7 +28,7 @@ uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   for (; i + 32 <= n; i += 32) {
     v128_t b = wasm_v128_load(src + i / 2);
     v128_t lo = wasm_v128_and(b, mask);
-    v128_t hi = wasm_u8x16_shr(b, 4);
+    v128_t hi = highNibbles(b);
     v128_t n0 = nibblesLow(lo, hi), n1 = nibblesHigh(lo, hi);
     if (kPlus) n0 = plusZero(n0), n1 = plusZero(n1);
     fp4x16<kTwo>(n0, dst + i, p, q);
@@ -36,7 +36,7 @@ uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   }
   if (i + 16 <= n) {
     v128_t b = wasm_v128_load64_zero(src + i / 2);
-    v128_t n0 = nibblesLow(wasm_v128_and(b, mask), wasm_u8x16_shr(b, 4));
+    v128_t n0 = nibblesLow(wasm_v128_and(b, mask), highNibbles(b));
     if (kPlus) n0 = plusZero(n0);
     fp4x16<kTwo>(n0, dst + i, p, q);
     i += 16;
@@ -104,8 +104,8 @@ uint32_t nvfp4Row16(const uint8_t* src, const uint8_t* scales, float* dst, uint3
     }
     v128_t b0 = wasm_v128_load(src + c / 2);
     v128_t b1 = wasm_v128_load(src + c / 2 + 16);
-    v128_t lo0 = wasm_v128_and(b0, mask), hi0 = wasm_u8x16_shr(b0, 4);
-    v128_t lo1 = wasm_v128_and(b1, mask), hi1 = wasm_u8x16_shr(b1, 4);
+    v128_t lo0 = wasm_v128_and(b0, mask), hi0 = highNibbles(b0);
+    v128_t lo1 = wasm_v128_and(b1, mask), hi1 = highNibbles(b1);
     v128_t n[4] = {nibblesLow(lo0, hi0), nibblesHigh(lo0, hi0), nibblesLow(lo1, hi1),
                    nibblesHigh(lo1, hi1)};
     if (kPlus) {
@@ -145,7 +145,7 @@ uint32_t mxfp4Simd(const uint8_t* blocks, const uint8_t* scales, float* out, uin
                     wasm_i32x4_shuffle(p, p, 2, 2, 2, 2), wasm_i32x4_shuffle(p, p, 3, 3, 3, 3)};
     for (int k = 0; k < 4; k++) {
       v128_t b = wasm_v128_load(src + 16 * k);
-      v128_t lo = wasm_v128_and(b, mask), hi = wasm_u8x16_shr(b, 4);
+      v128_t lo = wasm_v128_and(b, mask), hi = highNibbles(b);
       if (two) {
         fp4x16<true>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
         fp4x16<true>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);

@@ -31,9 +31,11 @@ inline void storeUpperHalves(v128_t lo, v128_t hi, float* dst, v128_t p, v128_t 
 template <bool kTwo>
 inline void e4m3x16(v128_t b, float* dst, v128_t p, v128_t q) {
   v128_t nan = wasm_i8x16_eq(wasm_v128_and(b, wasm_i8x16_splat(0x7F)), wasm_i8x16_splat(0x7F));
-  v128_t lo = wasm_i8x16_shl(b, 4);
+  // Byte-wise shifts through 16-bit ones (native on x86 and ARM; 8-bit ones are emulated), masked
+  // so that no bit crosses into the other byte of the pair.
+  v128_t lo = wasm_i16x8_shl(wasm_v128_and(b, wasm_i8x16_splat(0x0F)), 4);
   v128_t hi = wasm_v128_or(wasm_v128_and(b, wasm_i8x16_splat(char(0x80))),
-                           wasm_v128_and(wasm_u8x16_shr(b, 4), wasm_i8x16_splat(7)));
+                           wasm_v128_and(wasm_u16x8_shr(b, 4), wasm_i8x16_splat(7)));
   hi = wasm_v128_bitselect(wasm_v128_or(b, wasm_i8x16_splat(0x7F)), hi, nan);
   lo = wasm_v128_or(lo, wasm_v128_and(nan, wasm_i8x16_splat(char(0xF0))));
   storeUpperHalves<kTwo>(lo, hi, dst, p, q);
@@ -43,10 +45,16 @@ inline void e4m3x16(v128_t b, float* dst, v128_t p, v128_t q) {
 // then q.
 template <bool kTwo>
 inline void fp4x16(v128_t n, float* dst, v128_t p, v128_t q) {
-  v128_t lo = wasm_i8x16_shl(n, 6);
-  v128_t hi = wasm_v128_or(wasm_i8x16_shl(wasm_v128_and(n, wasm_i8x16_splat(8)), 4),
-                           wasm_v128_and(wasm_u8x16_shr(n, 2), wasm_i8x16_splat(1)));
+  // Byte-wise shifts through 16-bit ones, masked as in e4m3x16.
+  v128_t lo = wasm_i16x8_shl(wasm_v128_and(n, wasm_i8x16_splat(3)), 6);
+  v128_t hi = wasm_v128_or(wasm_i16x8_shl(wasm_v128_and(n, wasm_i8x16_splat(8)), 4),
+                           wasm_v128_and(wasm_u16x8_shr(n, 2), wasm_i8x16_splat(1)));
   storeUpperHalves<kTwo>(lo, hi, dst, p, q);
+}
+
+// The high nibbles of packed bytes, one a byte.
+inline v128_t highNibbles(v128_t b) {
+  return wasm_v128_and(wasm_u16x8_shr(b, 4), wasm_i8x16_splat(15));
 }
 
 // Code 8 (-0) as code 0 (+0): ModelOpt's table has a plain 0 there.
