@@ -9,6 +9,9 @@ command -v em++ >/dev/null 2>&1 || need+=(emscripten)
 [ -f /usr/include/catch2/catch.hpp ] || need+=(catch2)
 command -v clang++ >/dev/null 2>&1 || need+=(clang)
 command -v clang-format >/dev/null 2>&1 || need+=(clang-format)
+# The dequantization kernels are linked by plain clang with wasm-ld; wasm-opt and wasm-dis check them.
+command -v wasm-ld >/dev/null 2>&1 || need+=(lld)
+command -v wasm-opt >/dev/null 2>&1 || need+=(binaryen)
 # libFuzzer and the sanitizer runtimes for clang
 compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || need+=(libclang-rt-dev)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
