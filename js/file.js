@@ -11,10 +11,14 @@ import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
 import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
 import { loadCore } from './wasm.js'
+import { streamRanges } from './io/stream.js'
+import { DTYPE_BITS, arrayTypeOf } from './dtypes.js'
 
 /** Internal: a file's part lookups for a sharded set's detection, and raw byte reads for dequantize. */
 export const PARTS = Symbol('parts')
 export const READ_RANGES = Symbol('readRanges')
+/** Internal: the file's raw bytes streamed through two heap buffers (a whole-file digest). */
+export const RAW_CHUNKS = Symbol('rawChunks')
 
 /**
  * @typedef {import('./io/reader.js').ReadOptions} ReadOptions
@@ -268,6 +272,7 @@ export class SafetensorsFile {
     this.#open()
     const unique = [...new Set(names)]
     const indices = unique.map((n) => this.#table.require(n))
+    refuseOversize(indices.reduce((sum, i) => sum + this.#table.byteLength(i), 0), indices.length)
     /** @type {{ ptr: number, index: number }[]} */
     const allocations = []
     try {
@@ -326,6 +331,73 @@ export class SafetensorsFile {
   #planSlice(index, spec) {
     const t = this.#table
     return planSlice(this.#core, t.names[index], t.dtype(index), t.shape(index), t.byteOffset(index), spec)
+  }
+
+  /**
+   * The tensor's bytes (or a slice's, in C order) piece by piece through two heap buffers, so
+   * that a tensor of any size streams through a bounded heap: `{ offset, data }` with `data` a
+   * typed view into the heap (the class `t.data` has), valid until the next step, and `offset`
+   * the byte offset of data[0]. Pieces hold whole elements (whole bytes for F4 and F6).
+   * @param {string} name
+   * @param {import('./io/stream.js').ChunkOptions & { slice?: Parameters<SafetensorsFile['slice']>[1] }} [options]
+   * @returns {AsyncGenerator<import('./io/stream.js').Chunk, void, undefined>}
+   */
+  chunks(name, options = {}) {
+    this.#open()
+    const index = this.#table.require(name)
+    const dtype = this.#table.dtype(index)
+    /** @type {[number, number][]} */
+    const ranges = options.slice === undefined ? [[this.#table.byteOffset(index), this.#table.byteLength(index)]]
+      : this.#planSlice(index, specText(options.slice, name)).ranges
+    const bits = DTYPE_BITS[dtype]
+    const unit = bits % 8 === 0 ? bits / 8 : bits === 4 ? 1 : 3
+    return streamRanges(this.#core, this.#source, ranges, { unit, ctor: arrayTypeOf(dtype).ctor }, options)
+  }
+
+  /**
+   * @param {number} start @param {number} length
+   * @param {import('./io/stream.js').ChunkOptions} [options]
+   */
+  [RAW_CHUNKS](start, length, options = {}) {
+    this.#open()
+    if (!(start >= 0 && length >= 0 && start + length <= this.byteLength))
+      throw new SafetensorsError('OutOfRange', `bytes ${start} to ${start + length} of a ${this.byteLength}-byte file`)
+    return streamRanges(this.#core, this.#source, [[start, length]], { unit: 1, ctor: Uint8Array }, options)
+  }
+
+  /**
+   * SHA-256 (lowercase hex) of a tensor's bytes, or with no name of the whole file (what the Hub
+   * lists as its LFS oid), streamed through the core.
+   * @param {string} [name]
+   * @param {import('./io/stream.js').ChunkOptions} [options]
+   * @returns {Promise<string>}
+   */
+  async digest(name, options) {
+    const { digest } = await import('./stream/digest.js')
+    return digest(this, name, options)
+  }
+
+  /**
+   * Tensor.stats of a tensor (or a quantized weight's dequantized values), streamed: the tensor
+   * is never whole in the heap.
+   * @param {string} name
+   * @param {import('./io/stream.js').ChunkOptions & { bins?: number, slice?: any }} [options]
+   */
+  async stats(name, options) {
+    const { streamStats } = await import('./stream/stats.js')
+    return streamStats(this, name, options)
+  }
+
+  /**
+   * Uploads tensors to WebGPU buffers, each streamed through the heap into writeBuffer.
+   * @param {any} device a GPUDevice
+   * @param {Iterable<string>} names
+   * @param {Record<string, any>} [options] dtype, usage, chunkBytes, signal, onProgress
+   * @returns {Promise<Map<string, any>>}
+   */
+  async toGPU(device, names, options) {
+    const { toGPU } = await import('./gpu/upload.js')
+    return toGPU(this, device, names, options)
   }
 
   /**
@@ -420,4 +492,17 @@ function plainCount(table) {
     total += n
   }
   return { total, byDtype, byScheme: {} }
+}
+
+/** The most bytes read() can place in the heap at once: malloc serves what wasm32 addresses. */
+const HEAP_LIMIT = 0xffff0000
+
+/**
+ * OutOfMemory, before any read, for tensors that cannot be in the heap together.
+ * @param {number} bytes @param {number} count
+ */
+export function refuseOversize(bytes, count) {
+  if (bytes <= HEAP_LIMIT) return
+  throw new SafetensorsError('OutOfMemory', `${count} tensor${count === 1 ? '' : 's'} of ${bytes} bytes in all cannot ` +
+    'be in the wasm heap at once (4 GiB at most): stream them with chunks(), stats() or toGPU(), or read slices')
 }

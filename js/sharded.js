@@ -10,7 +10,7 @@
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
-import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry } from './file.js'
+import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
 import { countParameters, detect, quantConfig } from './quant/detect.js'
 import { CONCURRENCY, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
@@ -464,6 +464,47 @@ export class ShardedFile {
   }
 
   /**
+   * A tensor's bytes piece by piece from its shard (see SafetensorsFile.chunks).
+   * @param {string} name
+   * @param {Parameters<SafetensorsFile['chunks']>[1]} [options]
+   * @returns {AsyncGenerator<import('./io/stream.js').Chunk, void, undefined>}
+   */
+  async* chunks(name, options = {}) {
+    const i = this.#require(name)
+    const file = await this.#file(i, options.signal)
+    this.#inShard(file, i, name)
+    yield* file.chunks(name, options)
+  }
+
+  /**
+   * SHA-256 of a tensor's bytes (each shard's own digest(): the whole shard file).
+   * @param {string} name @param {import('./io/stream.js').ChunkOptions} [options]
+   */
+  async digest(name, options) {
+    const { digest } = await import('./stream/digest.js')
+    return digest(this, name, options)
+  }
+
+  /**
+   * Tensor.stats of a tensor or a quantized weight, streamed (see SafetensorsFile.stats).
+   * @param {string} name @param {import('./io/stream.js').ChunkOptions & { bins?: number, slice?: any }} [options]
+   */
+  async stats(name, options) {
+    const { streamStats } = await import('./stream/stats.js')
+    return streamStats(this, name, options)
+  }
+
+  /**
+   * Uploads tensors to WebGPU (see SafetensorsFile.toGPU).
+   * @param {any} device @param {Iterable<string>} names @param {Record<string, any>} [options]
+   * @returns {Promise<Map<string, any>>}
+   */
+  async toGPU(device, names, options) {
+    const { toGPU } = await import('./gpu/upload.js')
+    return toGPU(this, device, names, options)
+  }
+
+  /**
    * Reads several tensors, grouped by shard. With `concurrency` c: up to c shards at once, the c
    * requests shared among them. On any failure every tensor already read is disposed.
    * @param {Iterable<string>} names
@@ -482,6 +523,14 @@ export class ShardedFile {
       else groups.set(i, [name])
     }
     const c = Math.max(1, options.concurrency ?? this.#concurrency)
+    // The headers first: tensors that cannot be in the heap together are refused before a read.
+    await pool([...groups.keys()], c, options.signal, (i, signal) => this.#file(i, signal))
+    let bytes = 0
+    for (const [i, group] of groups) {
+      const file = /** @type {SafetensorsFile} */ (this.#opened.get(i))
+      for (const name of group) bytes += this.#inShard(file, i, name).byteLength
+    }
+    refuseOversize(bytes, unique.length)
     const perShard = Math.max(1, Math.floor(c / Math.min(c, Math.max(1, groups.size))))
     const loaded = new Map()
     const totals = new Map()

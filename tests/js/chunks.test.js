@@ -1,0 +1,180 @@
+// f.chunks(): a tensor's bytes through two heap buffers, for files, slices and sharded sets, and
+// a 6 GiB tensor from a virtual source (bytes generated, never stored) through a bounded heap.
+// load() refuses what cannot be in the heap together before reading.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { open, serialize } from '../../js/node.js'
+import { heapInUse } from '../../js/core/index.js'
+import { loadCore } from '../../js/wasm.js'
+import { fails } from './fails.js'
+
+/** @param {number} n @param {number} seed */
+const bytes = (n, seed) => Uint8Array.from({ length: n }, (_, i) => (i * 131 + seed * 7 + (i >> 8)) & 255)
+
+const TENSORS = {
+  f32: { dtype: 'F32', shape: [37, 29], data: bytes(37 * 29 * 4, 1) },
+  c64: { dtype: 'C64', shape: [11, 3], data: bytes(11 * 3 * 8, 2) },
+  f4: { dtype: 'F4', shape: [9, 10], data: bytes(45, 3) },
+  f6: { dtype: 'F6_E2M3', shape: [12], data: bytes(9, 4) },
+  u8: { dtype: 'U8', shape: [1000], data: bytes(1000, 5) },
+  bf16: { dtype: 'BF16', shape: [40, 25], data: bytes(2000, 6) },
+  empty: { dtype: 'F32', shape: [0, 3], data: new Uint8Array(0) },
+}
+
+/** Concatenates the chunks, checking that their offsets follow one another. */
+async function gather(/** @type {AsyncIterable<{ offset: number, data: ArrayBufferView }>} */ chunks, max = Infinity) {
+  const parts = []
+  let at = 0
+  for await (const { offset, data } of chunks) {
+    assert.equal(offset, at, 'offsets follow one another')
+    assert.ok(data.byteLength > 0 && data.byteLength <= max, `a piece of ${data.byteLength} bytes (at most ${max})`)
+    parts.push(new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice())
+    at += data.byteLength
+  }
+  const out = new Uint8Array(at)
+  let k = 0
+  for (const p of parts) { out.set(p, k); k += p.length }
+  return out
+}
+
+test('chunks: every tensor, whole elements per piece, the typed view t.data has, at many chunk sizes', async () => {
+  const f = await open(await serialize(TENSORS))
+  for (const name of f.names) {
+    const t = await f.tensor(name)
+    const unit = { F32: 4, C64: 8, F4: 1, F6_E2M3: 3, U8: 1, BF16: 2 }[t.dtype] ?? 1
+    for (const chunkBytes of [1, 7, 64, 1000, 1 << 20]) {
+      const seen = []
+      for await (const { data } of f.chunks(name, { chunkBytes })) {
+        assert.equal(data.constructor, t.data.constructor, `${name}: the class of t.data`)
+        assert.equal(data.byteLength % unit, 0, `${name}: whole elements (${unit} bytes) at chunkBytes ${chunkBytes}`)
+        seen.push(data.byteLength)
+      }
+      assert.ok(seen.every((n, i) => i === seen.length - 1 || n === seen[0]), 'pieces of one size but the last')
+      assert.deepEqual(await gather(f.chunks(name, { chunkBytes })), t.bytes.slice(), `${name} at chunkBytes ${chunkBytes}`)
+    }
+    t.dispose()
+  }
+})
+
+test('chunks of a slice are the slice\'s bytes; progress counts them; a sharded set streams from its shard', async () => {
+  const f = await open(await serialize(TENSORS))
+  for (const [name, spec] of [['f32', '3:20, 5:9'], ['bf16', ':, 1'], ['u8', '-10:'], ['c64', '2']]) {
+    const s = await f.slice(name, spec)
+    /** @type {{ loaded: number, total: number }[]} */
+    const progress = []
+    assert.deepEqual(await gather(f.chunks(name, { slice: spec, chunkBytes: 16, onProgress: (p) => progress.push(p) })), s.bytes.slice())
+    assert.deepEqual(progress.at(-1), { loaded: s.byteLength, total: s.byteLength })
+    s.dispose()
+  }
+  const a = await serialize({ a: TENSORS.f32 })
+  const b = await serialize({ b: TENSORS.bf16 })
+  const index = new TextEncoder().encode(JSON.stringify({ weight_map: { a: 'a.safetensors', b: 'b.safetensors' } }))
+  const g = await open(index, { shards: { 'a.safetensors': a, 'b.safetensors': b } })
+  assert.deepEqual(await gather(g.chunks('b', { chunkBytes: 100 })), TENSORS.bf16.data)
+})
+
+test('chunks: two pieces in the heap at most; leaving the loop early frees them; abort rejects', async () => {
+  const core = await loadCore()
+  const f = await open(await serialize({ big: { dtype: 'U8', shape: [10 << 20], data: bytes(10 << 20, 9) } }))
+  const before = heapInUse(core)
+  let peak = 0
+  for await (const { data } of f.chunks('big', { chunkBytes: 1 << 20 })) {
+    assert.equal(data.byteLength, 1 << 20)
+    peak = Math.max(peak, heapInUse(core) - before)
+  }
+  assert.ok(peak <= 2 * (1 << 20) + 4096, `heap above the file's: ${peak} bytes for 1 MiB pieces`)
+  assert.equal(heapInUse(core), before, 'both buffers freed at the end')
+  for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20 })) if (offset >= 2 << 20) break
+  assert.equal(heapInUse(core), before, 'both buffers freed on break')
+  const controller = new AbortController()
+  await fails(async () => {
+    for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20, signal: controller.signal }))
+      if (offset >= 1 << 20) controller.abort()
+  }, 'Aborted')
+  assert.equal(heapInUse(core), before, 'both buffers freed on abort')
+  await fails(async () => { for await (const _ of f.chunks('big', { chunkBytes: 0 })) void _ }, 'InvalidArgument')
+  await fails(async () => { for await (const _ of f.chunks('nope')) void _ }, 'TensorNotFound')
+})
+
+/** The byte at `i` of the virtual tensor: cheap to make in bulk (one value per 4 KiB block). */
+const virtualByte = (/** @type {number} */ i) => (Math.floor(i / 4096) * 29 + 11) & 255
+
+/**
+ * A ByteSource of a safetensors file with one U8 tensor of `size` bytes, generated on read.
+ * @param {number} size
+ */
+function virtualFile(size) {
+  const header = new TextEncoder().encode(JSON.stringify({ huge: { dtype: 'U8', shape: [size], data_offsets: [0, size] } }))
+  const prefix = new Uint8Array(8 + header.length)
+  new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true)
+  prefix.set(header, 8)
+  const fill = (/** @type {Uint8Array} */ out, /** @type {number} */ offset) => {
+    for (let at = 0; at < out.length;) {
+      const i = offset + at
+      if (i < prefix.length) { out[at] = prefix[i]; at++; continue }
+      const d = i - prefix.length
+      const n = Math.min(out.length - at, 4096 - (d % 4096))
+      out.fill(virtualByte(d), at, at + n)
+      at += n
+    }
+  }
+  return {
+    byteLength: prefix.length + size,
+    async read(/** @type {number} */ offset, /** @type {number} */ length) {
+      const out = new Uint8Array(length)
+      fill(out, offset)
+      return out
+    },
+    async readInto(/** @type {number} */ offset, /** @type {number} */ length, /** @type {(at: number, n: number) => Uint8Array} */ viewAt) {
+      fill(viewAt(0, length), offset)
+    },
+  }
+}
+
+test('a 6 GiB tensor from a virtual source streams every byte once, in order, through a bounded heap', { timeout: 300_000 }, async () => {
+  const core = await loadCore()
+  const size = 6 * 2 ** 30
+  const f = await open(virtualFile(size))
+  assert.deepEqual(f.info('huge').shape, [size])
+  const chunkBytes = 16 << 20
+  const before = heapInUse(core)
+  let at = 0
+  let peak = 0
+  for await (const { offset, data } of f.chunks('huge', { chunkBytes })) {
+    assert.equal(offset, at)
+    // Every 4 KiB block's first and last byte, where the generator changes value.
+    for (let k = 0; k < data.length; k += 4096) {
+      if (data[k] !== virtualByte(offset + k) || data[k + 4095] !== virtualByte(offset + k + 4095))
+        assert.fail(`bytes at ${offset + k}: ${data[k]}, ${data[k + 4095]}`)
+    }
+    at += data.byteLength
+    peak = Math.max(peak, heapInUse(core) - before)
+  }
+  assert.equal(at, size, 'every byte, once')
+  assert.ok(peak <= 2 * chunkBytes + 4096, `heap above the file's: ${peak} bytes for ${chunkBytes}-byte pieces`)
+  await fails(() => f.tensor('huge'), 'OutOfMemory')
+  await fails(() => f.load(['huge']), 'OutOfMemory', /chunks\(\)/)
+})
+
+test('load() refuses tensors that cannot be in the heap together, before reading any', async () => {
+  const size = 3 * 2 ** 30
+  const header = new TextEncoder().encode(JSON.stringify({
+    a: { dtype: 'U8', shape: [size], data_offsets: [0, size] }, b: { dtype: 'U8', shape: [size], data_offsets: [size, 2 * size] },
+  }))
+  const prefix = new Uint8Array(8 + header.length)
+  new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true)
+  prefix.set(header, 8)
+  let reads = 0
+  const source = {
+    byteLength: prefix.length + 2 * size,
+    async read(/** @type {number} */ offset, /** @type {number} */ length) {
+      if (offset >= prefix.length) reads++
+      const out = new Uint8Array(length)
+      if (offset < prefix.length) out.set(prefix.subarray(offset, offset + length))
+      return out
+    },
+  }
+  const f = await open(source)
+  await fails(() => f.load(['a', 'b']), 'OutOfMemory', /2 tensors of 6442450944 bytes/)
+  assert.equal(reads, 0, 'no tensor byte was read')
+})
