@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "api.hpp"
+#include "sha256.hpp"
 
 using namespace emscripten;
 
@@ -91,6 +92,17 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   function("toFloat32", &st::toFloat32At);
   function("float32ToHalf", &st::float32ToHalfAt);
   function("statsInto", &st::statsInto);
+
+  // SHA-256 over heap bytes, fed chunk by chunk (f.digest, verify --sha256): a handle to an
+  // st::Sha256; sha256Hex returns the digest of what was added and starts over.
+  using st::Sha256;
+  bindLifetime<Sha256>("sha256New", "sha256Delete");
+  function(
+      "sha256Update", +[](uintptr_t handle, uintptr_t data, double n) {
+        reinterpret_cast<Sha256*>(handle)->update(reinterpret_cast<const uint8_t*>(data),
+                                                  static_cast<size_t>(n));
+      });
+  bindMethod<&Sha256::hexDigest>("sha256Hex");
 
   using st::SlicePlanner;
   bindLifetime<SlicePlanner>("slicePlannerNew", "slicePlannerDelete");

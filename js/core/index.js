@@ -411,3 +411,41 @@ export function toFloat32Into(core, dtype, src, n, dst) {
 export function float32ToHalfInto(core, toBf16, src, n, dst) {
   core.float32ToHalf(toBf16, src, n, dst)
 }
+
+// ---- SHA-256 ----
+
+/**
+ * Starts a SHA-256 (st::Sha256 in src/sha256.hpp): a handle to feed with sha256Update and end
+ * with sha256End, which frees it (or sha256Free, to drop it without a digest).
+ * @param {Core} core
+ * @returns {number}
+ */
+export function sha256Begin(core) {
+  return core.sha256New()
+}
+
+/**
+ * Adds `byteLength` heap bytes at `ptr` to the hash.
+ * @param {Core} core @param {number} state a handle from sha256Begin @param {number} ptr @param {number} byteLength
+ */
+export function sha256Update(core, state, ptr, byteLength) {
+  core.sha256Update(state, ptr, byteLength)
+}
+
+/**
+ * The digest of everything added, as 64 lowercase hex digits; frees the handle.
+ * @param {Core} core @param {number} state a handle from sha256Begin
+ * @returns {string}
+ */
+export function sha256End(core, state) {
+  try {
+    return core.sha256Hex(state)
+  } finally {
+    core.sha256Delete(state)
+  }
+}
+
+/** Frees a handle from sha256Begin without a digest. @param {Core} core @param {number} state */
+export function sha256Free(core, state) {
+  core.sha256Delete(state)
+}
