@@ -195,6 +195,38 @@ export interface DequantizeOptions {
   onProgress?: (progress: Progress) => void
 }
 
+/** The parts of WebGPU's GPUDevice that toGPU uses (a GPUDevice is one). */
+export interface GPUDeviceLike {
+  createBuffer(descriptor: { size: number; usage: number; mappedAtCreation?: boolean; label?: string }): GPUBufferLike
+  queue: { writeBuffer(buffer: GPUBufferLike, offset: number, data: ArrayBufferView, dataOffset?: number, size?: number): void }
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number }
+}
+/** A GPUBuffer, as far as this package's types go. */
+export interface GPUBufferLike {
+  readonly size: number
+  destroy(): void
+}
+
+export interface ChunkOptions {
+  /** Bytes per piece (rounded down to whole elements); default 4 MiB. Two pieces at most are in the heap. */
+  chunkBytes?: number
+  signal?: AbortSignal
+  onProgress?: (progress: Progress) => void
+}
+
+/** A piece of a tensor: `data` views the wasm heap until the next step; `offset` is data[0]'s byte offset. */
+export interface Chunk {
+  offset: number
+  data: TypedData
+}
+
+export interface GPUUploadOptions extends ChunkOptions {
+  /** Keep the stored bytes (default), or convert (dequantize, for quantized weights) on the way. */
+  dtype?: 'F32' | 'F16'
+  /** GPUBufferUsage flags; default STORAGE | COPY_DST | COPY_SRC. */
+  usage?: number
+}
+
 export interface ParameterCount {
   total: number
   /** Plain tensors, by dtype. */
@@ -258,8 +290,8 @@ export declare class Tensor {
   readonly bytes: Uint8Array
   /** A copy of `data` in JS memory. */
   copy(): TypedData
-  /** Values as float32, converted in C++ (all dtypes but F6). */
-  toFloat32(): Float32Array
+  /** Values as float32, converted in C++ (all dtypes but F6); `into` reuses the caller's array (its length must match). */
+  toFloat32(options?: { into?: Float32Array }): Float32Array
   stats(options?: { bins?: number }): Stats
   /** Frees the wasm memory; later use throws SafetensorsError('Disposed'). */
   dispose(): void
@@ -282,6 +314,14 @@ export declare class SafetensorsFile {
   quantized(): QuantizedWeight[]
   /** A quantized weight's values as float32, in its logical shape. */
   dequantize(name: string, options?: DequantizeOptions): Promise<Tensor>
+  /** The tensor's bytes (or a slice's) piece by piece through two heap buffers: any size, bounded heap. */
+  chunks(name: string, options?: ChunkOptions & { slice?: SliceSpec }): AsyncGenerator<Chunk, void, undefined>
+  /** Tensor.stats of a tensor or a quantized weight, streamed (never whole in the heap). */
+  stats(name: string, options?: ChunkOptions & { bins?: number; slice?: SliceSpec }): Promise<Stats>
+  /** SHA-256 (hex) of a tensor's bytes, or with no name of the whole file (the Hub's LFS oid). */
+  digest(name?: string, options?: ChunkOptions): Promise<string>
+  /** Uploads each tensor to a GPUBuffer, streamed through the heap into queue.writeBuffer. */
+  toGPU(device: GPUDeviceLike, names: Iterable<string>, options?: GPUUploadOptions): Promise<Map<string, GPUBufferLike>>
   tensor(name: string, options?: ReadOptions): Promise<Tensor>
   load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>
   /** Reads only the slice's bytes. '0, 2:5' or [0, [2, 5]]; negative values count from the end. */
@@ -325,6 +365,14 @@ export declare class ShardedFile {
   quantized(options?: { signal?: AbortSignal; concurrency?: number }): Promise<QuantizedWeight[]>
   /** Fetches only the headers of the shards that hold the weight's parts. */
   dequantize(name: string, options?: DequantizeOptions): Promise<Tensor>
+  /** The tensor's bytes (or a slice's) piece by piece through two heap buffers: any size, bounded heap. */
+  chunks(name: string, options?: ChunkOptions & { slice?: SliceSpec }): AsyncGenerator<Chunk, void, undefined>
+  /** Tensor.stats of a tensor or a quantized weight, streamed (never whole in the heap). */
+  stats(name: string, options?: ChunkOptions & { bins?: number; slice?: SliceSpec }): Promise<Stats>
+  /** SHA-256 (hex) of a tensor's bytes; a shard's whole file: (await f.shard(path)).digest(). */
+  digest(name: string, options?: ChunkOptions): Promise<string>
+  /** Uploads each tensor to a GPUBuffer, streamed through the heap into queue.writeBuffer. */
+  toGPU(device: GPUDeviceLike, names: Iterable<string>, options?: GPUUploadOptions): Promise<Map<string, GPUBufferLike>>
   tensor(name: string, options?: ReadOptions): Promise<Tensor>
   /** Grouped by shard; on failure every tensor already read is disposed. */
   load(names: Iterable<string>, options?: ReadOptions): Promise<Map<string, Tensor>>

@@ -71,6 +71,7 @@ export async function* streamRanges(core, source, ranges, { unit, ctor }, option
  * @returns {{ offset: number, length: number, targets: (ptr: number) => { offset: number, length: number, ptr: number }[] }[]}
  */
 function plan(ranges, size) {
+  /** @type {ReturnType<typeof plan>} */
   const pieces = []
   /** @type {[number, number][]} */
   let parts = []
