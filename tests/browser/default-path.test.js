@@ -4,6 +4,10 @@
 // read; an esbuild bundle of a small app does the same from one bundle. Every tensor's dtype,
 // shape and SHA-256 must equal what the Node entry reads from the same bytes, and Chromium must
 // not see a request fail (a ranged body cancelled after it arrived whole shows as net::ERR_ABORTED).
+// Quantized checkpoints too, in each of the three: quantized() and dequantize() (whole and by
+// slice) of a file of every scheme must give what the Node entry gives, and the kernels module
+// (dist/safetensors_quant.mjs, a chunk of its own in the bundle) must load on the first
+// dequantize() and not before.
 //
 // Why: tests that pass their own fetch never see the default path, and it can fail in browsers
 // alone (fetch called as a method of anything but the global object throws "Failed to execute
@@ -14,7 +18,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { DTYPES, open, serialize } from '../../js/node.js'
@@ -23,7 +27,8 @@ import { sampleModel } from '../fixtures/make-sample.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
-import { PATHS, SLICES } from './app/checks.js'
+import { fixtures as quantFixtures, toBytes } from '../js/quant-fixtures.js'
+import { PATHS, QUANT, SLICES } from './app/checks.js'
 import { launchChromium, skip } from './chromium.js'
 
 
@@ -37,6 +42,11 @@ const FLOAT32_TENSOR = 'model.embed_tokens.weight'
 /** A large file made on demand, for the control: a body cancelled long before its end. */
 const LARGE = '/large/zeros.bin'
 const TIMEOUT = 30_000
+/** The kernels' modules, as js/quant/kernels.js imports them (Chromium has wasm SIMD: the first). */
+const KERNELS = 'dist/safetensors_quant.mjs'
+const KERNELS_NOSIMD = 'dist/safetensors_quant_nosimd.mjs'
+/** What a page loads on its first dequantize(), unbundled (and nothing before it). */
+const LAZY_QUANT = /\/(js\/quant\/(dequantize|kernels)\.js|dist\/safetensors_quant(_nosimd)?\.mjs)$/
 
 /**
  * @typedef {import('./app/checks.js').TensorDigest} TensorDigest
@@ -44,6 +54,8 @@ const TIMEOUT = 30_000
  * @typedef {import('./app/checks.js').ErrorReport} ErrorReport
  * @typedef {import('../../js/index.js').Tensor} Tensor
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
+ * @typedef {import('./app/checks.js').QuantRead<TensorDigest>} QuantDigest
+ * @typedef {{ files: Record<string, QuantDigest>, scripts: { beforeDequantize: string[], after: string[] } }} QuantResults
  */
 
 /** @type {Awaited<ReturnType<typeof startAppServer>>} origin A: the app */
@@ -54,9 +66,11 @@ let data
 let browser
 /** @type {string} */
 let bundleDir
+/** The bundle's chunks (file names under BUNDLE_URL): the kernels (SIMD and not), dequantize's, the core's (SIMD). */
+const chunks = { kernels: '', kernelsNosimd: '', dequantize: '', core: '' }
 /** What the Node entry reads from the same bytes. */
 const expected = /** @type {{ single: FileDigest, dtypes: FileDigest, sharded: FileDigest, slices: TensorDigest[],
-  float32: TensorDigest, singleSize: number }} */ ({})
+  float32: TensorDigest, singleSize: number, quant: Record<string, QuantDigest> }} */ ({})
 /** @type {Map<string, number>} the data origin's files and their lengths */
 const sizes = new Map()
 
@@ -85,6 +99,53 @@ async function readEvery(src, options) {
   } finally {
     await f.close()
   }
+}
+
+/**
+ * What the Node entry gives for each of QUANT: quantized() as JSON, then each weight's
+ * dequantize() and the slice's, hashed; each checked bit for bit against the plain-JS reference
+ * of tests/js/quant-reference.js first (so that the browsers' equality with Node means exact).
+ * @returns {Promise<Map<string, { bytes: Uint8Array, digest: QuantDigest }>>} by fixture name
+ */
+async function readQuantFixtures() {
+  const all = /** @type {Record<string, import('../js/quant-fixtures.js').Fixture>} */ (quantFixtures())
+  const out = new Map()
+  for (const [fixture, { slice: [sliced, rows] }] of Object.entries(QUANT)) {
+    const fx = all[fixture]
+    assert.ok(fx, `QUANT names a fixture of tests/js/quant-fixtures.js: ${fixture}`)
+    const bytes = await toBytes(fx.tensors)
+    const f = await open(bytes)
+    try {
+      const list = /** @type {import('../../js/index.js').QuantizedWeight[]} */ (f.quantized())
+      assert.deepEqual(list.map((w) => w.name).sort(), fx.weights.map((w) => w.name).sort(), `${fixture}: every weight is listed`)
+      /** @param {Float32Array} got @param {Float32Array} want @param {string} what */
+      const sameBits = (got, want, what) => assert.ok(Buffer.from(got.buffer, got.byteOffset, got.byteLength)
+        .equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength)), `${fixture} ${what}: Node's dequantize() is the reference's`)
+      /** @type {TensorDigest[]} */
+      const weights = []
+      for (const { name } of list) {
+        const t = await f.dequantize(name)
+        const w = /** @type {import('../js/quant-fixtures.js').Weight} */ (fx.weights.find((x) => x.name === name))
+        sameBits(/** @type {Float32Array} */ (t.data), w.expected(), name)
+        weights.push(digestOf(t, t.bytes))
+        t.dispose()
+      }
+      const w = /** @type {import('../js/quant-fixtures.js').Weight} */ (fx.weights.find((x) => x.name === sliced))
+      /** @param {number | null} v @param {number} fallback */
+      const row = (v, fallback) => (v === null ? fallback : v < 0 ? v + w.shape[0] : v)
+      const [start, stop] = [row(rows[0], 0), row(rows[1], w.shape[0])]
+      const rowLength = w.shape.slice(1).reduce((a, b) => a * b, 1)
+      const t = await f.dequantize(sliced, { slice: [rows[0], rows[1]] })
+      assert.deepEqual(t.shape.map(Number), [stop - start, ...w.shape.slice(1)], `${fixture} ${sliced} ${JSON.stringify(rows)}: shape`)
+      sameBits(/** @type {Float32Array} */ (t.data), w.expected().subarray(start * rowLength, stop * rowLength), `${sliced} ${JSON.stringify(rows)}`)
+      const slice = digestOf(t, t.bytes)
+      t.dispose()
+      out.set(fixture, { bytes, digest: { quantized: JSON.parse(JSON.stringify(list)), weights, slice } })
+    } finally {
+      await f.close()
+    }
+  }
+  return out
 }
 
 /** A [4, 8] tensor of every dtype, made of arbitrary bytes (NaN and Inf patterns included). */
@@ -123,6 +184,8 @@ before(async () => {
   expected.sharded = await readEvery(index, { shards: new Map([...shards].filter(([name]) => name !== INDEX_NAME)) })
   assert.deepEqual([...expected.sharded.names].sort(), [...expected.single.names].sort(), 'the shards hold the sample')
   assert.ok(expected.slices.every((s) => s.byteLength > 0))
+  const quant = await readQuantFixtures()
+  expected.quant = Object.fromEntries([...quant].map(([fixture, q]) => [fixture, q.digest]))
 
   data = await startDataServer({ lifetime: 300_000 })
   /** @param {string} path @param {Uint8Array} bytes */
@@ -134,6 +197,7 @@ before(async () => {
   serve(PATHS.dtypes, dtypes)
   const folder = PATHS.index.slice(0, -INDEX_NAME.length)
   for (const [name, bytes] of shards) serve(folder + name, bytes)
+  for (const [fixture, q] of quant) serve(QUANT[fixture].path, q.bytes)
   data.addVirtual(LARGE, { size: 256 * 1024 * 1024, fill: (out) => out.fill(0) })
 
   app = await startAppServer()
@@ -148,6 +212,37 @@ before(async () => {
   assert.deepEqual(result.errors, [])
   const inputs = Object.keys(result.metafile.inputs)
   assert.ok(inputs.includes('js/index.js') && !inputs.includes('js/node.js'), `the browser entry is bundled: ${inputs.join(', ')}`)
+  // The kernels (each build) and dequantize.js are chunks of their own, none of them reached by
+  // the entry's static imports: a page that never dequantizes never downloads them.
+  const outputs = Object.entries(result.metafile.outputs)
+  /** @param {string} entryPoint @returns {string} the output file of the chunk split at this dynamic import */
+  const chunkOf = (entryPoint) => {
+    const found = outputs.filter(([, o]) => o.entryPoint === entryPoint)
+    assert.equal(found.length, 1, `one chunk for ${entryPoint}: ${outputs.map(([p, o]) => `${p} <- ${Object.keys(o.inputs)}`).join('; ')}`)
+    return found[0][0]
+  }
+  const kernelsOut = chunkOf(KERNELS)
+  const nosimdOut = chunkOf(KERNELS_NOSIMD)
+  const dequantizeOut = chunkOf('js/quant/dequantize.js')
+  assert.deepEqual(Object.keys(result.metafile.outputs[kernelsOut].inputs), [KERNELS], 'the SIMD kernels chunk holds the kernels alone')
+  assert.deepEqual(Object.keys(result.metafile.outputs[nosimdOut].inputs), [KERNELS_NOSIMD], 'the other kernels chunk holds them alone')
+  const entryOut = /** @type {string} */ (outputs.find(([, o]) => o.entryPoint === 'tests/browser/app/bundle-entry.js')?.[0])
+  /** @type {Set<string>} */
+  const eager = new Set()
+  for (const queue = [entryOut]; queue.length > 0;) {
+    const path = /** @type {string} */ (queue.pop())
+    if (eager.has(path)) continue
+    eager.add(path)
+    for (const i of result.metafile.outputs[path].imports) if (i.kind === 'import-statement') queue.push(i.path)
+  }
+  for (const lazy of [kernelsOut, nosimdOut, dequantizeOut]) assert.ok(!eager.has(lazy), `${lazy} is not loaded with the entry: ${[...eager].join(', ')}`)
+  for (const path of eager) {
+    const inputs = Object.keys(result.metafile.outputs[path].inputs)
+    assert.ok(!inputs.some((i) => i.startsWith('dist/safetensors_quant') || i.startsWith('js/quant/kernels') || i.startsWith('js/quant/dequantize')),
+      `${path}, loaded with the entry, holds none of the kernels: ${inputs.join(', ')}`)
+  }
+  Object.assign(chunks, { kernels: basename(kernelsOut), kernelsNosimd: basename(nosimdOut), dequantize: basename(dequantizeOut),
+    core: basename(chunkOf('dist/safetensors_core.mjs')) })
   for (const name of await readdir(bundleDir)) app.addFile(BUNDLE_URL + name, await readFile(join(bundleDir, name)))
 
   browser = await launchChromium()
@@ -233,6 +328,30 @@ function assertRanged(path, min = 2, plain = 0) {
   }
 }
 
+/**
+ * The scripts a realm loaded before its first dequantize() include `eager` and none of `lazy`;
+ * those after include `loaded` (paths on origin A). `eager` is the core's module, a dynamic
+ * import as the kernels' are: seeing it shows that Resource Timing records those in this realm
+ * (a worker's own module graph, loaded before it runs, is not in its timeline).
+ * @param {QuantResults['scripts']} scripts @param {{ eager: string, lazy: (url: string) => boolean, loaded: string[] }} expect
+ * @param {string} what
+ */
+function assertLazyKernels(scripts, expect, what) {
+  const eager = `${app.origin}${expect.eager}`
+  assert.ok(scripts.beforeDequantize.includes(eager), `${what}: Resource Timing saw ${eager} (${scripts.beforeDequantize.join(', ')})`)
+  assert.deepEqual(scripts.beforeDequantize.filter(expect.lazy), [], `${what}: nothing of dequantization loaded before the first dequantize()`)
+  for (const path of expect.loaded) {
+    assert.ok(scripts.after.includes(`${app.origin}${path}`), `${what}: ${path} loaded on the first dequantize(): ${scripts.after.filter(expect.lazy).join(', ')}`)
+  }
+}
+
+/**
+ * Each of QUANT: read by Range from origin B (one request: the files fit in the first read).
+ */
+function assertQuantRanged() {
+  for (const { path } of Object.values(QUANT)) assertRanged(path, 1)
+}
+
 /** @param {{ failed: string[], unsettled: string[], errors: string[] }} run @param {string} what */
 function assertCleanNetwork(run, what) {
   assert.deepEqual(run.failed, [], `${what}: Chromium reports no failed request (a ranged body cancelled after it arrived ` +
@@ -241,7 +360,7 @@ function assertCleanNetwork(run, what) {
   assert.deepEqual(run.errors, [], `${what}: no script errors`)
 }
 
-test('a page reads a URL on another origin with default options: every tensor, slices, a sharded set, a Blob', { skip, timeout: 60_000 }, async () => {
+test('a page reads a URL on another origin with default options: every tensor, slices, a sharded set, a Blob, quantized weights', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}page.html`, { run: 'main' })
   assertOk(run.results)
   const r = run.results
@@ -261,10 +380,18 @@ test('a page reads a URL on another origin with default options: every tensor, s
   assert.equal(shardPaths.size, 3, 'every shard was read')
   for (const path of shardPaths) assertRanged(path)
   assert.ok(run.requested.some((u) => u.startsWith(`${app.origin}/js/index.js`)), 'the page loaded the unbundled browser entry')
+  // Quantized files: the same list, and the same float32 bytes, as the Node entry.
+  const quant = /** @type {QuantResults} */ (r.quant)
+  assert.deepEqual(Object.keys(quant.files), Object.keys(QUANT), 'every quantized file was read')
+  for (const [fixture, want] of Object.entries(expected.quant)) assert.deepEqual(quant.files[fixture], want, `${fixture}: quantized(), dequantize() and a slice`)
+  assertQuantRanged()
+  assert.ok(run.requested.includes(`${app.origin}/${KERNELS}`), 'the page loaded the kernels (SIMD build)')
+  assert.ok(!run.requested.includes(`${app.origin}/${KERNELS_NOSIMD}`), 'and not the build without SIMD')
+  assertLazyKernels(quant.scripts, { eager: '/dist/safetensors_core.mjs', lazy: (u) => LAZY_QUANT.test(u), loaded: [`/${KERNELS}`, '/js/quant/dequantize.js', '/js/quant/kernels.js'] }, 'the page')
   assertCleanNetwork(run, 'reads on the page')
 })
 
-test('a module worker reads with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
+test('a module worker reads and dequantizes with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}page.html`, { run: 'worker' })
   assertOk(run.results)
   const r = run.results
@@ -281,6 +408,22 @@ test('a module worker reads with default options and transfers copies to the pag
   assert.ok(r.sentByteLengths.length === expected.single.tensors.length + expected.slices.length + 1 &&
     r.sentByteLengths.every((/** @type {number} */ n) => n === 0), `postMessage detached every copy in the worker: ${r.sentByteLengths}`)
   assert.match(r.dataTransfer, /^refused: /, 't.data (a view of wasm memory) cannot be transferred')
+  // Quantized files, dequantized in the worker; the page hashes the float32 copies it was sent.
+  const quant = /** @type {QuantResults} */ (r.quant)
+  assert.deepEqual(Object.keys(quant.files), Object.keys(QUANT), 'every quantized file was read in the worker')
+  for (const [fixture, want] of Object.entries(expected.quant)) {
+    const got = quant.files[fixture]
+    const sent = { quantized: got.quantized, weights: strip(/** @type {any} */ (got.weights)), slice: strip([/** @type {any} */ (got.slice)])[0] }
+    assert.deepEqual(sent, want, `${fixture}: quantized(), dequantize() and a slice, in the worker`)
+    assert.ok([...got.weights, got.slice].every((d) => /** @type {any} */ (d).type === 'Float32Array'), `${fixture}: Float32Arrays`)
+  }
+  const expectedQuantSent = Object.values(expected.quant).reduce((n, q) => n + q.weights.length + 1, 0)
+  assert.ok(r.quantSentByteLengths.length === expectedQuantSent && r.quantSentByteLengths.every((/** @type {number} */ n) => n === 0),
+    `postMessage detached every dequantized copy in the worker: ${r.quantSentByteLengths}`)
+  assertQuantRanged()
+  assert.ok(run.requested.includes(`${app.origin}/${KERNELS}`), 'the worker loaded the kernels (SIMD build)')
+  assert.ok(!run.requested.includes(`${app.origin}/${KERNELS_NOSIMD}`), 'and not the build without SIMD')
+  assertLazyKernels(quant.scripts, { eager: '/dist/safetensors_core.mjs', lazy: (u) => LAZY_QUANT.test(u), loaded: [`/${KERNELS}`, '/js/quant/dequantize.js', '/js/quant/kernels.js'] }, 'the worker')
   assertRanged(PATHS.single)
   assertRanged(PATHS.slices)
   assert.ok(run.requested.some((u) => u.startsWith(`${app.origin}${APP_URL}worker.js`)), 'the worker script was loaded')
@@ -291,16 +434,27 @@ test('a module worker reads with default options and transfers copies to the pag
   assertCleanNetwork(run, 'reads in the worker')
 })
 
-test('an esbuild bundle of an app reads every tensor and slices, loading nothing but the bundle', { skip, timeout: 60_000 }, async () => {
+test('an esbuild bundle of an app reads every tensor, slices and quantized weights, loading nothing but the bundle', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}bundled.html`)
   assertOk(run.results)
   assert.deepEqual(run.results.single, expected.single, 'one file by URL, bundled')
   assert.deepEqual(run.results.slices, expected.slices, 'slices, bundled')
+  const quant = /** @type {QuantResults} */ (run.results.quant)
+  assert.deepEqual(Object.keys(quant.files), Object.keys(QUANT), 'every quantized file was read, bundled')
+  for (const [fixture, want] of Object.entries(expected.quant)) assert.deepEqual(quant.files[fixture], want, `${fixture}: quantized(), dequantize() and a slice, bundled`)
   const served = app.stats.log.map((e) => e.path).filter((p) => p !== '/favicon.ico')
   assert.ok(served.length > 0 && served.every((p) => p === `${APP_URL}bundled.html` || p.startsWith(BUNDLE_URL)),
     `origin A served only the page and the bundle: ${served.join(', ')}`)
+  // The kernels came as the bundle's chunk (SIMD), on the first dequantize() and not before.
+  assert.ok(served.includes(`${BUNDLE_URL}${chunks.kernels}`), `the kernels' chunk ${chunks.kernels} was served: ${served.join(', ')}`)
+  assert.ok(served.includes(`${BUNDLE_URL}${chunks.dequantize}`), `dequantize's chunk ${chunks.dequantize} was served`)
+  assert.ok(!served.includes(`${BUNDLE_URL}${chunks.kernelsNosimd}`), 'the chunk without SIMD was not')
+  const lazy = new Set([chunks.kernels, chunks.kernelsNosimd, chunks.dequantize].map((c) => `${app.origin}${BUNDLE_URL}${c}`))
+  assertLazyKernels(quant.scripts, { eager: `${BUNDLE_URL}${chunks.core}`, lazy: (u) => lazy.has(u),
+    loaded: [`${BUNDLE_URL}${chunks.kernels}`, `${BUNDLE_URL}${chunks.dequantize}`] }, 'the bundle')
   assertRanged(PATHS.single)
   assertRanged(PATHS.slices)
+  assertQuantRanged()
   assertCleanNetwork(run, 'reads by the bundle')
 })
 

@@ -11,6 +11,9 @@
  * @typedef {{ name: string, dtype: string, shape: number[], byteLength: number, sha256: string }} TensorDigest
  * @typedef {{ names: string[], tensors: TensorDigest[] }} FileDigest
  * @typedef {{ name: string, code: string | null, message: string, stack: string }} ErrorReport
+ * @typedef {import('../../../js/index.js').QuantizedWeight} QuantizedWeight
+ * @typedef {[number | null, number | null]} RowSlice
+ * @typedef {{ path: string, slice: readonly [string, RowSlice] }} QuantFile
  */
 
 /**
@@ -38,6 +41,25 @@ export const SLICES = Object.freeze([
   ['lm_head.weight', '250:520'],
   ['model.position_ids', '0, 5:9'],
 ])
+
+/**
+ * Quantized checkpoints (tests/js/quant-fixtures.js, by fixture name), each at a path of its own
+ * on the data origin: every scheme, so that every kernel runs in the browser (fp8-block, mxfp4
+ * and nvfp4 are the SIMD ones). Each is opened with default options (no `quantization`: what
+ * names, dtypes and shapes settle), every weight is dequantized whole, and one by `slice` (rows
+ * [start, stop) of the leading dimension; across scale blocks, groups or act-order groups).
+ * @type {Readonly<Record<string, QuantFile>>}
+ */
+export const QUANT = Object.freeze({
+  fp8: { path: '/quant/fp8/model.safetensors', slice: ['model.layers.0.mlp.down_proj.weight', [100, 290]] },
+  mxfp4: { path: '/quant/mxfp4/model.safetensors', slice: ['model.layers.0.mlp.experts.gate_up_proj', [1, 3]] },
+  'nvfp4-ct': { path: '/quant/nvfp4-ct/model.safetensors', slice: ['model.layers.0.mlp.gate_proj.weight', [5, -3]] },
+  'nvfp4-modelopt': { path: '/quant/nvfp4-modelopt/model.safetensors', slice: ['model.layers.0.mlp.down_proj.weight', [null, 17]] },
+  gptq4: { path: '/quant/gptq4/model.safetensors', slice: ['model.layers.0.self_attn.q_proj.weight', [10, 90]] },
+  'awq-odd': { path: '/quant/awq-odd/model.safetensors', slice: ['model.layers.0.mlp.down_proj.weight', [3, 37]] },
+  'bnb-nf4-nested': { path: '/quant/bnb-nf4-nested/model.safetensors', slice: ['model.layers.0.mlp.up_proj.weight', [33, 290]] },
+  'ct-pack': { path: '/quant/ct-pack/model.safetensors', slice: ['model.layers.0.self_attn.o_proj.weight', [1, 43]] },
+})
 
 /** @param {ArrayBufferView} view @returns {Promise<string>} lowercase hex */
 export async function sha256(view) {
@@ -95,6 +117,62 @@ export async function readSlices(open, src) {
   }
 }
 
+/**
+ * What one quantized file gives: its `quantized()` list as plain data, what `keep` makes of each
+ * weight's dequantize() (in the list's order) and of the slice's.
+ * @template T
+ * @typedef {{ quantized: QuantizedWeight[], weights: T[], slice: T }} QuantRead
+ */
+
+/**
+ * The app origin's resources this realm (page or worker) has loaded so far: the scripts and
+ * chunks, by URL (Resource Timing; publish() makes its buffer large enough).
+ * @returns {string[]}
+ */
+export function scriptsLoaded() {
+  return performance.getEntriesByType('resource').map((e) => e.name).filter((url) => new URL(url).origin === location.origin)
+}
+
+/**
+ * Opens each of QUANT on the data origin with default options, lists its quantized weights and
+ * dequantizes each (whole, then QUANT's slice), handing every F32 tensor and a copy of its
+ * values to `keep`. Also reports the app origin's resources loaded before the first dequantize()
+ * and after the last, so the test can see the kernels load on first use and not before.
+ * @template T
+ * @param {Open} open @param {string} data the data origin
+ * @param {(t: Tensor, values: ArrayBufferView) => T | Promise<T>} keep
+ * @returns {Promise<{ files: Record<string, QuantRead<T>>, scripts: { beforeDequantize: string[], after: string[] } }>}
+ */
+export async function readQuantized(open, data, keep) {
+  /** @type {Record<string, QuantRead<T>>} */
+  const files = {}
+  /** @type {string[] | null} */
+  let beforeDequantize = null
+  for (const [fixture, { path, slice: [sliced, rows] }] of Object.entries(QUANT)) {
+    const f = await open(data + path)
+    try {
+      const list = await f.quantized()
+      // Plain data, as the page sends it (the test compares it with the Node entry's, also as JSON).
+      const quantized = /** @type {QuantizedWeight[]} */ (JSON.parse(JSON.stringify(list)))
+      beforeDequantize ??= scriptsLoaded()
+      /** @type {T[]} */
+      const weights = []
+      for (const { name } of list) {
+        const t = await f.dequantize(name)
+        weights.push(await keep(t, t.copy()))
+        t.dispose()
+      }
+      const t = await f.dequantize(sliced, { slice: [rows[0], rows[1]] })
+      const slice = await keep(t, t.copy())
+      t.dispose()
+      files[fixture] = { quantized, weights, slice }
+    } finally {
+      await f.close()
+    }
+  }
+  return { files, scripts: { beforeDequantize: beforeDequantize ?? [], after: scriptsLoaded() } }
+}
+
 /** @param {unknown} error @returns {ErrorReport} */
 export function errorReport(error) {
   const e = /** @type {{ name?: unknown, code?: unknown, message?: unknown, stack?: unknown }} */ (error ?? {})
@@ -110,6 +188,7 @@ export function errorReport(error) {
  * @param {() => Promise<Record<string, unknown>>} work
  */
 export function publish(work) {
+  performance.setResourceTimingBufferSize(100_000)  // scriptsLoaded() sees every script
   const g = /** @type {{ results?: unknown }} */ (/** @type {unknown} */ (globalThis))
   work().then((value) => { g.results = { ok: true, ...value } }, (error) => { g.results = { ok: false, error: errorReport(error) } })
 }

@@ -3,7 +3,7 @@
  * `run`). `run: 'main'` reads on the page's own thread; `run: 'worker'` starts worker.js as a
  * module worker and hashes what it transfers back.
  */
-import { PATHS, digestOf, publish, readEvery, readSlices } from './checks.js'
+import { PATHS, digestOf, publish, readEvery, readQuantized, readSlices } from './checks.js'
 
 /**
  * @typedef {import('./checks.js').Open} Open
@@ -20,7 +20,8 @@ export function run(open, data, mode) {
   publish(() => (mode === 'worker' ? inWorker(data) : onPage(open, data)))
 }
 
-/** Every way a page reads: URL, slices, a sharded set by its index URL, a Blob.
+/** Every way a page reads: URL, slices, a sharded set by its index URL, a Blob; then quantized
+ * files, dequantized (the kernels load on the first dequantize()).
  * @param {Open} open @param {string} data */
 async function onPage(open, data) {
   const single = await readEvery(open, data + PATHS.single)
@@ -33,7 +34,8 @@ async function onPage(open, data) {
   const blob = new Blob([await response.arrayBuffer()], { type: 'application/octet-stream' })
   const fromBlob = await readEvery(open, blob)
   const blobSlices = await readSlices(open, blob)
-  return { single, dtypes, slices, sharded, blob: fromBlob, blobSlices, blobSize: blob.size }
+  const quant = await readQuantized(open, data, digestOf)
+  return { single, dtypes, slices, sharded, blob: fromBlob, blobSlices, blobSize: blob.size, quant }
 }
 
 /** Starts worker.js, asks it to read, hashes the arrays it transfers.
@@ -59,12 +61,19 @@ async function inWorker(data) {
       worker.postMessage({ data })
     })
     const hash = (/** @type {Sent} */ s) => digestOf(s, s.data).then((d) => ({ ...d, type: s.data.constructor.name, sentType: s.type }))
+    /** @type {Record<string, import('./checks.js').QuantRead<Awaited<ReturnType<typeof hash>>>>} */
+    const quantFiles = {}
+    for (const [fixture, q] of Object.entries(got.result.quant.files)) {
+      quantFiles[fixture] = { quantized: q.quantized, weights: await Promise.all(q.weights.map(hash)), slice: await hash(q.slice) }
+    }
     return {
       tensors: await Promise.all(got.result.tensors.map(hash)),
       slices: await Promise.all(got.result.slices.map(hash)),
       float32: await hash(got.result.float32),
       names: got.result.names,
+      quant: { files: quantFiles, scripts: got.result.quant.scripts },
       sentByteLengths: got.detached.byteLengths,
+      quantSentByteLengths: got.detached.quantByteLengths,
       dataTransfer: got.detached.dataTransfer,
     }
   } finally {

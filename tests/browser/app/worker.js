@@ -1,15 +1,18 @@
 /**
  * A module worker that uses the package's browser entry as an app's worker does: opens the file
- * and slices on the data origin with default options, and transfers copies of the tensors to
- * the page (`t.data` itself is a view of wasm memory, whose buffer cannot be transferred).
+ * and slices on the data origin with default options, dequantizes the quantized files (QUANT),
+ * and transfers copies of the tensors to the page (`t.data` itself is a view of wasm memory,
+ * whose buffer cannot be transferred).
  */
 import { open } from '../../../js/index.js'
-import { PATHS, SLICES, errorReport } from './checks.js'
+import { PATHS, SLICES, errorReport, readQuantized } from './checks.js'
 
 /**
  * @typedef {{ name: string, dtype: string, shape: number[], type: string, data: ArrayBufferView }} Sent
- * @typedef {{ kind: 'result', names: string[], tensors: Sent[], slices: Sent[], float32: Sent }
- *   | { kind: 'detached', byteLengths: number[], dataTransfer: string }
+ * @typedef {{ files: Record<string, import('./checks.js').QuantRead<Sent>>,
+ *   scripts: { beforeDequantize: string[], after: string[] } }} QuantResult
+ * @typedef {{ kind: 'result', names: string[], tensors: Sent[], slices: Sent[], float32: Sent, quant: QuantResult }
+ *   | { kind: 'detached', byteLengths: number[], quantByteLengths: number[], dataTransfer: string }
  *   | { kind: 'error', error: import('./checks.js').ErrorReport }} WorkerMessage
  * @typedef {{ postMessage(message: WorkerMessage, transfer?: Transferable[]): void,
  *   onmessage: ((event: MessageEvent<{ data: string }>) => void) | null }} Scope
@@ -22,6 +25,7 @@ const sent = (t, data) => ({ name: t.name, dtype: t.dtype, shape: Array.from(t.s
 
 scope.onmessage = async (/** @type {MessageEvent<{ data: string }>} */ event) => {
   try {
+    performance.setResourceTimingBufferSize(100_000)  // readQuantized's scriptsLoaded() sees every script
     const f = await open(event.data.data + PATHS.single)
     /** @type {Sent[]} */
     const tensors = []
@@ -51,9 +55,14 @@ scope.onmessage = async (/** @type {MessageEvent<{ data: string }>} */ event) =>
     }
     t.dispose()
     await f.close()
+    // The quantized files, dequantized here: the kernels load in the worker, on first use.
+    const quant = await readQuantized(open, event.data.data, sent)
     const views = [...tensors, ...slices, float32].map((s) => s.data)
-    scope.postMessage({ kind: 'result', names: [...loaded.keys()], tensors, slices, float32 }, views.map((v) => /** @type {ArrayBuffer} */ (v.buffer)))
-    scope.postMessage({ kind: 'detached', byteLengths: views.map((v) => v.byteLength), dataTransfer })
+    const quantViews = Object.values(quant.files).flatMap((q) => [...q.weights, q.slice]).map((s) => s.data)
+    scope.postMessage({ kind: 'result', names: [...loaded.keys()], tensors, slices, float32, quant },
+      [...views, ...quantViews].map((v) => /** @type {ArrayBuffer} */ (v.buffer)))
+    scope.postMessage({ kind: 'detached', byteLengths: views.map((v) => v.byteLength),
+      quantByteLengths: quantViews.map((v) => v.byteLength), dataTransfer })
   } catch (error) {
     scope.postMessage({ kind: 'error', error: errorReport(error) })
   }
