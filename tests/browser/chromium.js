@@ -12,12 +12,22 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const skip = process.env.ST_BROWSER_TESTS === '0' ? 'ST_BROWSER_TESTS=0: browser tests switched off'
   : existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (bash .ci/bootstrap.sh installs it; CHROMIUM_PATH points elsewhere)`
 
-/** @returns {Promise<import('playwright-core').Browser>} */
-export function launchChromium() {
+/** WebGPU on SwiftShader (Vulkan in software), headless: what Debian's Chromium ships. */
+const WEBGPU_ARGS = ['--headless=new', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader',
+  '--use-vulkan=swiftshader', '--disable-vulkan-surface', '--ignore-gpu-blocklist']
+
+/**
+ * @param {{ webgpu?: boolean }} [options] webgpu: WebGPU on SwiftShader instead of no GPU at all
+ *   (navigator.gpu.requestAdapter() then gives a software adapter on pages of a secure context,
+ *   http://127.0.0.1 included)
+ * @returns {Promise<import('playwright-core').Browser>}
+ */
+export function launchChromium(options = {}) {
+  const common = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: options.webgpu ? [...common, ...WEBGPU_ARGS] : ['--no-sandbox', '--disable-gpu', ...common.slice(1)],
   })
 }
 
