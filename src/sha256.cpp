@@ -38,31 +38,33 @@ inline void round(uint32_t a, uint32_t b, uint32_t c, uint32_t& d, uint32_t e, u
   h = t1 + t2;
 }
 
-// The compression function over `blocks` 64-byte blocks at `data`.
-void compress(uint32_t* state, const uint8_t* data, size_t blocks) {
+// The compression function over one 64-byte block at `data`. Never inlined, and one block a
+// call: the bindings (built for size) call update(), and link-time inlining of this loop into
+// them would build it for size too (0.7x); and V8 runs a wasm call to its end in the code it
+// started with, so a single long call would stay in the baseline compiler's code (at a tenth of
+// the speed) while the optimised one is ready for the next call.
+__attribute__((noinline)) void compress(uint32_t* state, const uint8_t* data) {
   uint32_t w[64];
-  for (; blocks > 0; --blocks, data += 64) {
-    for (int i = 0; i < 16; ++i) w[i] = loadBigEndian(data + 4 * i);
-    for (int i = 16; i < 64; ++i) {
-      const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
-    uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
-    for (int i = 0; i < 64; i += 8) {
-      round(a, b, c, d, e, f, g, h, kRound[i] + w[i]);
-      round(h, a, b, c, d, e, f, g, kRound[i + 1] + w[i + 1]);
-      round(g, h, a, b, c, d, e, f, kRound[i + 2] + w[i + 2]);
-      round(f, g, h, a, b, c, d, e, kRound[i + 3] + w[i + 3]);
-      round(e, f, g, h, a, b, c, d, kRound[i + 4] + w[i + 4]);
-      round(d, e, f, g, h, a, b, c, kRound[i + 5] + w[i + 5]);
-      round(c, d, e, f, g, h, a, b, kRound[i + 6] + w[i + 6]);
-      round(b, c, d, e, f, g, h, a, kRound[i + 7] + w[i + 7]);
-    }
-    state[0] += a, state[1] += b, state[2] += c, state[3] += d;
-    state[4] += e, state[5] += f, state[6] += g, state[7] += h;
+  for (int i = 0; i < 16; ++i) w[i] = loadBigEndian(data + 4 * i);
+  for (int i = 16; i < 64; ++i) {
+    const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+  for (int i = 0; i < 64; i += 8) {
+    round(a, b, c, d, e, f, g, h, kRound[i] + w[i]);
+    round(h, a, b, c, d, e, f, g, kRound[i + 1] + w[i + 1]);
+    round(g, h, a, b, c, d, e, f, kRound[i + 2] + w[i + 2]);
+    round(f, g, h, a, b, c, d, e, kRound[i + 3] + w[i + 3]);
+    round(e, f, g, h, a, b, c, d, kRound[i + 4] + w[i + 4]);
+    round(d, e, f, g, h, a, b, c, kRound[i + 5] + w[i + 5]);
+    round(c, d, e, f, g, h, a, b, kRound[i + 6] + w[i + 6]);
+    round(b, c, d, e, f, g, h, a, kRound[i + 7] + w[i + 7]);
+  }
+  state[0] += a, state[1] += b, state[2] += c, state[3] += d;
+  state[4] += e, state[5] += f, state[6] += g, state[7] += h;
 }
 
 }  // namespace
@@ -82,12 +84,11 @@ void Sha256::update(const uint8_t* data, size_t n) {
     buffered_ += uint32_t(take);
     data += take, n -= take;
     if (buffered_ < kBlockBytes) return;
-    compress(state_, buffer_, 1);
+    compress(state_, buffer_);
     buffered_ = 0;
   }
-  const size_t blocks = n / kBlockBytes;
-  compress(state_, data, blocks);  // straight from the caller's bytes, no copy
-  data += blocks * kBlockBytes, n -= blocks * kBlockBytes;
+  for (; n >= kBlockBytes; data += kBlockBytes, n -= kBlockBytes)
+    compress(state_, data);  // straight from the caller's bytes, no copy
   if (n > 0) std::memcpy(buffer_, data, n);
   buffered_ = uint32_t(n);
 }
@@ -98,13 +99,13 @@ void Sha256::finish(uint8_t* out) {
   buffer_[buffered_++] = 0x80;
   if (buffered_ > kBlockBytes - 8) {
     std::memset(buffer_ + buffered_, 0, kBlockBytes - buffered_);
-    compress(state_, buffer_, 1);
+    compress(state_, buffer_);
     buffered_ = 0;
   }
   std::memset(buffer_ + buffered_, 0, kBlockBytes - 8 - buffered_);
   storeBigEndian(buffer_ + 56, uint32_t(bits >> 32));
   storeBigEndian(buffer_ + 60, uint32_t(bits));
-  compress(state_, buffer_, 1);
+  compress(state_, buffer_);
   for (int i = 0; i < 8; ++i) storeBigEndian(out + 4 * i, state_[i]);
   reset();
 }
