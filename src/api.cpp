@@ -181,12 +181,9 @@ void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst) {
     float32ToF16(in, static_cast<uint64_t>(n), out);
 }
 
-bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out) {
-  if (dtype >= kDtypeCount) return false;
-  Stats s;
-  if (!computeStats(static_cast<Dtype>(dtype), reinterpret_cast<const uint8_t*>(data),
-                    static_cast<uint64_t>(elements), bins, s))
-    return false;
+namespace {
+
+void writeStats(const Stats& s, uint32_t bins, uintptr_t out) {
   double* o = reinterpret_cast<double*>(out);
   o[kStatsCount] = double(s.count);
   o[kStatsFiniteCount] = double(s.finiteCount);
@@ -200,7 +197,36 @@ bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, u
   o[kStatsHistogramMin] = s.histogramMin;
   o[kStatsHistogramMax] = s.histogramMax;
   for (uint32_t i = 0; i < bins; ++i) o[kStatsFields + i] = double(s.histogram[i]);
+}
+
+}  // namespace
+
+bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out) {
+  if (dtype >= kDtypeCount) return false;
+  Stats s;
+  if (!computeStats(static_cast<Dtype>(dtype), reinterpret_cast<const uint8_t*>(data),
+                    static_cast<uint64_t>(elements), bins, s))
+    return false;
+  writeStats(s, bins, out);
   return true;
+}
+
+bool StatsStream::start(uint32_t dtype, uint32_t bins) {
+  bins_ = bins;
+  return dtype < kDtypeCount && acc_.start(static_cast<Dtype>(dtype), bins);
+}
+
+bool StatsStream::finish(uintptr_t out) {
+  Stats s;
+  const bool complete = acc_.finish(s);
+  writeStats(s, bins_, out);
+  return complete;
+}
+
+void StatsStream::finishHistogram(uintptr_t out) {
+  Stats s;
+  acc_.finishHistogram(s);
+  writeStats(s, bins_, out);
 }
 
 bool SlicePlanner::plan(std::string name, uint32_t dtype, uintptr_t dims, uint32_t rank,

@@ -13,6 +13,7 @@
 #include "awkward.hpp"
 #include "header.hpp"
 #include "slice.hpp"
+#include "stats.hpp"
 #include "writer.hpp"
 
 namespace st {
@@ -99,6 +100,27 @@ void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst);
 // finiteCount, nanCount, infCount, zeroCount, min, max, mean, std, histogramMin, histogramMax
 // (positions: StatsField), then the bin counts. False for dtypes without values (F6).
 bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out);
+
+// statsInto over a tensor streamed in pieces (f.stats; st::StatsAccumulator): start, add each
+// piece in order, finish into kStatsFields + bins doubles at out as statsInto writes them. When
+// finish returns false the histogram's counts are still zero: add each piece again with
+// addHistogram, then finishHistogram writes the complete result.
+class StatsStream {
+ public:
+  bool start(uint32_t dtype, uint32_t bins);  // false for F6 or an unknown dtype
+  void add(uintptr_t data, double elements) {
+    acc_.add(reinterpret_cast<const uint8_t*>(data), static_cast<uint64_t>(elements));
+  }
+  bool finish(uintptr_t out);
+  void addHistogram(uintptr_t data, double elements) {
+    acc_.addHistogram(reinterpret_cast<const uint8_t*>(data), static_cast<uint64_t>(elements));
+  }
+  void finishHistogram(uintptr_t out);
+
+ private:
+  StatsAccumulator acc_;
+  uint32_t bins_ = 0;
+};
 
 // Plans the byte ranges of a slice of one tensor of a validated file, described by its name,
 // dtype, shape (rank uint64 at dims) and the absolute file offset of its first byte.

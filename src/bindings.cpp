@@ -93,6 +93,15 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   function("float32ToHalf", &st::float32ToHalfAt);
   function("statsInto", &st::statsInto);
 
+  // Stats of a tensor streamed in pieces (f.stats): see StatsStream in api.hpp.
+  using st::StatsStream;
+  bindLifetime<StatsStream>("statsStreamNew", "statsStreamDelete");
+  bindMethod<&StatsStream::start>("statsStreamStart");
+  bindMethod<&StatsStream::add>("statsStreamAdd");
+  bindMethod<&StatsStream::finish>("statsStreamFinish");
+  bindMethod<&StatsStream::addHistogram>("statsStreamAddHistogram");
+  bindMethod<&StatsStream::finishHistogram>("statsStreamFinishHistogram");
+
   // SHA-256 over heap bytes, fed chunk by chunk (f.digest, verify --sha256): a handle to an
   // st::Sha256; sha256Hex returns the digest of what was added and starts over.
   using st::Sha256;

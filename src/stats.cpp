@@ -13,14 +13,7 @@ namespace {
 constexpr size_t kChunkBytes = 8192;  // the decode buffer, on the stack (wasm's is 64 KiB)
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-// Mean and sum of squared deviations of the finite values seen so far.
-struct Moments {
-  uint64_t n = 0;
-  double mean = 0;
-  double m2 = 0;
-  double min = std::numeric_limits<double>::infinity();
-  double max = -std::numeric_limits<double>::infinity();
-};
+using Moments = StatsAccumulator::Moments;
 
 template <class T>
 inline bool isFinite(T x) {
@@ -149,14 +142,17 @@ constexpr uint64_t kMantissa = (uint64_t{1} << 52) - 1;
 // branch per value. Adding 2^52 to the floored bin position (an integer, at most about bins)
 // leaves it in the mantissa bits, without the branches wasm puts around a float-to-int
 // conversion.
+inline uint64_t binOf(double scaled, const Binning& b) {
+  const double position = std::floor((scaled - b.lo) * b.perBin);
+  const uint64_t k = doubleBits(position + 0x1p52) & kMantissa;
+  return k < b.last ? k : b.last;
+}
+
 template <class T>
 void bin(const T* v, size_t n, const Binning& b, uint64_t* counts) {
   for (size_t i = 0; i < n; ++i) {
     const bool ok = isFinite(v[i]);
-    const double x = ok ? static_cast<double>(v[i]) * b.scale : b.lo;
-    const double position = std::floor((x - b.lo) * b.perBin);
-    uint64_t k = doubleBits(position + 0x1p52) & kMantissa;
-    k = k < b.last ? k : b.last;
+    const uint64_t k = binOf(ok ? static_cast<double>(v[i]) * b.scale : b.lo, b);
     ++counts[ok ? k : b.last + 1];
   }
 }
@@ -211,29 +207,25 @@ void forEachChunk(Dtype dtype, const uint8_t* data, uint64_t values, Visit visit
   }
 }
 
-template <class T>
-void computeWith(Dtype dtype, const uint8_t* data, uint64_t values, uint32_t bins, Stats& out) {
-  Moments total;
-  forEachChunk<T>(dtype, data, values, [&](const T* v, size_t n, size_t padded) {
-    accumulate(v, n, padded, out, total);
-  });
+// Fills `out`'s moments, extremes and histogram range from `total` and sizes its histogram
+// (zero counts). Returns true, with `b` set, when the finite values still have to be binned.
+bool finishMoments(const Moments& total, uint32_t bins, Stats& out, Binning& b) {
   out.finiteCount = total.n;
   out.histogram = std::vector<uint64_t>(bins);
   if (total.n == 0) {
     out.min = out.max = out.mean = out.std = kNan;
     out.histogramMin = out.histogramMax = kNan;
-    return;
+    return false;
   }
   out.min = out.histogramMin = total.min;
   out.max = out.histogramMax = total.max;
   out.mean = total.mean;
   out.std = std::sqrt(total.m2 / static_cast<double>(total.n));
-  if (bins == 0) return;
+  if (bins == 0) return false;
   if (total.min == total.max) {
     out.histogram.back() = total.n;
-    return;
+    return false;
   }
-  Binning b;
   // A power-of-two scale brings a spread (overflowing included) outside [2^-600, 2^600] inside,
   // so that bins / spread is a normal number and keeps its precision. Scaling is exact except
   // for values far below one bin's width.
@@ -242,10 +234,44 @@ void computeWith(Dtype dtype, const uint8_t* data, uint64_t values, uint32_t bin
   b.lo = total.min * b.scale;
   b.perBin = bins / (total.max * b.scale - b.lo);
   b.last = bins - 1;
+  return true;
+}
+
+template <class T>
+void computeWith(Dtype dtype, const uint8_t* data, uint64_t values, uint32_t bins, Stats& out) {
+  Moments total;
+  forEachChunk<T>(dtype, data, values, [&](const T* v, size_t n, size_t padded) {
+    accumulate(v, n, padded, out, total);
+  });
+  Binning b;
+  if (!finishMoments(total, bins, out, b)) return;
   out.histogram.push_back(0);  // the slot for non-finite values
   forEachChunk<T>(dtype, data, values,
                   [&](const T* v, size_t n, size_t) { bin(v, n, b, out.histogram.data()); });
   out.histogram.pop_back();
+}
+
+// Decodes `n` values at `src` (n <= the chunk's values) into a chunk buffer padded with NaN to
+// whole lanes, as forEachChunk does, and hands it to `visit`.
+template <class T, class Visit>
+void decodePadded(Dtype dtype, const uint8_t* src, size_t n, Visit visit) {
+  T buffer[kChunkBytes / sizeof(T)];
+  decodeChunk(dtype, src, n, buffer);
+  const size_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (size_t i = n; i < padded; ++i) buffer[i] = std::numeric_limits<T>::quiet_NaN();
+  visit(static_cast<const T*>(buffer), n, padded);
+}
+
+// Counts the codes of `n` values at `src`: bytes, little-endian uint16s, or F4 nibbles (value
+// 2k in byte k's low nibble).
+void countCodes(unsigned bits, const uint8_t* src, size_t n, uint64_t* codes) {
+  if (bits == 8) {
+    for (size_t i = 0; i < n; ++i) ++codes[src[i]];
+  } else if (bits == 16) {
+    for (size_t i = 0; i < n; ++i) ++codes[src[2 * i] | unsigned(src[2 * i + 1]) << 8];
+  } else {  // 4
+    for (size_t i = 0; i < n; ++i) ++codes[(src[i / 2] >> (4 * (i & 1))) & 15];
+  }
 }
 
 }  // namespace
@@ -262,6 +288,116 @@ bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t 
     computeWith<float>(dtype, data, elements, bins, out);
   }
   return true;
+}
+
+bool StatsAccumulator::binsInOnePass(Dtype dtype) {
+  return dtype != Dtype::C64 && dtypeBits(dtype) <= 16;
+}
+
+bool StatsAccumulator::start(Dtype dtype, uint32_t bins) {
+  if (!hasFloat32Form(dtype)) return false;
+  perElement_ = dtype == Dtype::C64 ? 2 : 1;
+  dtype_ = dtype == Dtype::C64 ? Dtype::F32 : dtype;
+  wide_ = decodesToDouble(dtype_);
+  bins_ = bins;
+  chunkValues_ = kChunkBytes / (wide_ ? sizeof(double) : sizeof(float));
+  stats_ = Stats();
+  total_ = Moments();
+  codes_.assign(bins > 0 && binsInOnePass(dtype) ? size_t{1} << dtypeBits(dtype) : 0, 0);
+  carry_.resize(kChunkBytes);
+  carryValues_ = 0;
+  pending_ = false;
+  return true;
+}
+
+uint64_t StatsAccumulator::valueBytes(uint64_t values) const {
+  const unsigned bits = dtypeBits(dtype_);
+  return bits == 4 ? (values + 1) / 2 : values * (bits / 8);
+}
+
+void StatsAccumulator::addChunk(const uint8_t* data, size_t values) {
+  const auto visit = [&](const auto* v, size_t n, size_t padded) {
+    accumulate(v, n, padded, stats_, total_);
+  };
+  if (wide_)
+    decodePadded<double>(dtype_, data, values, visit);
+  else
+    decodePadded<float>(dtype_, data, values, visit);
+  if (!codes_.empty()) countCodes(dtypeBits(dtype_), data, values, codes_.data());
+}
+
+void StatsAccumulator::add(const uint8_t* data, uint64_t elements) {
+  uint64_t values = elements * perElement_;
+  if (carryValues_ > 0) {
+    // Complete the chunk begun by earlier pieces. (F4: the carry holds an even count.)
+    const uint64_t room = chunkValues_ - carryValues_;
+    const uint64_t take = values < room ? values : room;
+    std::memcpy(carry_.data() + valueBytes(carryValues_), data, valueBytes(take));
+    carryValues_ += take;
+    data += valueBytes(take);
+    values -= take;
+    if (carryValues_ < chunkValues_) return;
+    addChunk(carry_.data(), chunkValues_);
+    carryValues_ = 0;
+  }
+  for (; values >= chunkValues_; values -= chunkValues_) {
+    addChunk(data, chunkValues_);
+    data += valueBytes(chunkValues_);
+  }
+  if (values > 0) {
+    std::memcpy(carry_.data(), data, valueBytes(values));
+    carryValues_ = values;
+  }
+}
+
+bool StatsAccumulator::finish(Stats& out) {
+  if (carryValues_ > 0) addChunk(carry_.data(), carryValues_);
+  carryValues_ = 0;
+  Binning b;
+  if (!finishMoments(total_, bins_, stats_, b)) {
+    out = stats_;
+    return true;
+  }
+  scale_ = b.scale, lo_ = b.lo, perBin_ = b.perBin;
+  if (codes_.empty()) {
+    out = stats_;
+    stats_.histogram.push_back(0);  // the slot for non-finite values, until finishHistogram
+    pending_ = true;
+    return false;
+  }
+  // Every code's value binned once, its count added: what binning each value would give.
+  for (size_t code = 0; code < codes_.size(); ++code) {
+    if (codes_[code] == 0) continue;
+    const uint8_t bytes[2] = {static_cast<uint8_t>(code), static_cast<uint8_t>(code >> 8)};
+    float v;
+    toFloat32(dtype_, bytes, 1, &v);
+    if (isFinite(v)) stats_.histogram[binOf(static_cast<double>(v) * b.scale, b)] += codes_[code];
+  }
+  out = stats_;
+  return true;
+}
+
+void StatsAccumulator::addHistogram(const uint8_t* data, uint64_t elements) {
+  if (!pending_) return;
+  const Binning b{scale_, lo_, perBin_, bins_ - 1};
+  const uint64_t values = elements * perElement_;
+  for (uint64_t first = 0; first < values; first += chunkValues_) {
+    const size_t n =
+        static_cast<size_t>(values - first < chunkValues_ ? values - first : chunkValues_);
+    const auto visit = [&](const auto* v, size_t count, size_t) {
+      bin(v, count, b, stats_.histogram.data());
+    };
+    if (wide_)
+      decodePadded<double>(dtype_, data + valueBytes(first), n, visit);
+    else
+      decodePadded<float>(dtype_, data + valueBytes(first), n, visit);
+  }
+}
+
+void StatsAccumulator::finishHistogram(Stats& out) {
+  if (pending_) stats_.histogram.pop_back();
+  pending_ = false;
+  out = stats_;
 }
 
 }  // namespace st

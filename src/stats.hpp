@@ -4,7 +4,9 @@
 // only the tensor's bytes, never copies the tensor (it is decoded in chunks into an 8 KiB
 // stack buffer), and allocates only the histogram. No exceptions, no I/O.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "dtype.hpp"
@@ -44,5 +46,66 @@ struct Stats {
 // Returns false, leaving `out` untouched, for the F6 types or an `elements` too large to
 // describe an in-memory buffer.
 bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t bins, Stats& out);
+
+// The same statistics over a tensor handed in pieces (f.stats streams a tensor larger than the
+// heap through it), bit for bit what computeStats gives for the concatenated pieces, wherever
+// they are cut: pieces are gathered into computeStats's own decode chunks (kStatsChunkBytes of
+// decoded values: 2048 values, 1024 for the types read as double) and the chunks merged in the
+// same order by the same formulas. A piece that starts and ends on those chunks is read in
+// place; only the ends of others are copied (at most one chunk).
+//
+// The histogram needs min and max, known only at the end. For dtypes of at most 16 bits the
+// pass counts every code in a table (2^bits counts: 512 KiB for 16 bits) and bins the table at
+// the end, so one pass does it all. Wider dtypes (32 and 64 bits, C64) need a second pass over
+// the same pieces: finish() returns false, then addHistogram() each piece again (in any order,
+// cut anywhere on elements) and finishHistogram().
+class StatsAccumulator {
+ public:
+  StatsAccumulator() = default;
+  StatsAccumulator(const StatsAccumulator&) = delete;
+  StatsAccumulator& operator=(const StatsAccumulator&) = delete;
+
+  // Starts over for a tensor of `dtype` with `bins` bins. False for the F6 types (no values).
+  bool start(Dtype dtype, uint32_t bins);
+  // The next `elements` elements at `data`. F4: every piece but the last holds an even count
+  // (whole bytes). C64: `elements` complex values.
+  void add(const uint8_t* data, uint64_t elements);
+  // Ends the first pass and fills `out`: everything, when it returns true; all but the
+  // histogram's counts (zero until finishHistogram) when it returns false.
+  bool finish(Stats& out);
+  // The second pass, only after finish() returned false: the same elements again.
+  void addHistogram(const uint8_t* data, uint64_t elements);
+  void finishHistogram(Stats& out);
+
+  // Whether `dtype` has its histogram made in the first pass (at most 16 bits; not C64).
+  static bool binsInOnePass(Dtype dtype);
+
+  // Mean and sum of squared deviations of the finite values seen so far, with their extremes.
+  struct Moments {
+    uint64_t n = 0;
+    double mean = 0;
+    double m2 = 0;
+    double min = std::numeric_limits<double>::infinity();
+    double max = -std::numeric_limits<double>::infinity();
+  };
+
+ private:
+  void addChunk(const uint8_t* data, size_t values);
+  uint64_t valueBytes(uint64_t values) const;
+
+  Dtype dtype_ = Dtype::F32;  // C64 runs as F32, over twice the elements
+  uint32_t perElement_ = 1;   // values per element: 2 for C64
+  bool wide_ = false;         // decoded as double
+  uint32_t bins_ = 0;
+  size_t chunkValues_ = 0;  // values per decode chunk (computeStats's)
+  Stats stats_;
+  Moments total_;
+  std::vector<uint64_t> codes_;  // one count per code (binsInOnePass), else empty
+  std::vector<uint8_t> carry_;   // the first values of a decode chunk not yet complete
+  size_t carryValues_ = 0;
+  bool pending_ = false;  // finish() returned false: histogram_ has the extra slot
+  // Pass 2's binning (see computeStats); histogram_ has a slot past the last for non-finite.
+  double scale_ = 1, lo_ = 0, perBin_ = 0;
+};
 
 }  // namespace st

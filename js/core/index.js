@@ -353,14 +353,76 @@ export function stats(core, dtype, ptr, elements, bins) {
   const out = heapAlloc(core, (S.fields + bins) * S.value)
   try {
     if (!core.statsInto(dtypeIndex(dtype), ptr, elements, bins, out)) return null
-    const v = heapArray(core, Float64Array, out, S.fields + bins)
-    return {
-      count: v[S.count], finiteCount: v[S.finiteCount], nanCount: v[S.nanCount], infCount: v[S.infCount],
-      zeroCount: v[S.zeroCount], min: v[S.min], max: v[S.max], mean: v[S.mean], std: v[S.std],
-      histogram: { min: v[S.histogramMin], max: v[S.histogramMax], counts: Array.from(v.subarray(S.fields)) },
-    }
+    return readStats(core, out, bins)
   } finally {
     heapFree(core, out)
+  }
+}
+
+/** @param {Core} core @param {number} out statsInto's doubles @param {number} bins @returns {Stats} */
+function readStats(core, out, bins) {
+  const S = LAYOUT.stats
+  const v = heapArray(core, Float64Array, out, S.fields + bins)
+  return {
+    count: v[S.count], finiteCount: v[S.finiteCount], nanCount: v[S.nanCount], infCount: v[S.infCount],
+    zeroCount: v[S.zeroCount], min: v[S.min], max: v[S.max], mean: v[S.mean], std: v[S.std],
+    histogram: { min: v[S.histogramMin], max: v[S.histogramMax], counts: Array.from(v.subarray(S.fields)) },
+  }
+}
+
+/**
+ * Statistics of a tensor handed over in pieces (st::StatsStream): add() each piece in order,
+ * then finish(); when finish() says `complete: false` (dtypes over 16 bits), addHistogram() each
+ * piece again and finishHistogram(). The result is statsInto's for the whole tensor, bit for
+ * bit. Owns a core object: dispose() frees it.
+ */
+export class StatsStream {
+  #core
+  #handle
+  #bins
+  /** @param {Core} core @param {string} dtype @param {number} bins */
+  constructor(core, dtype, bins) {
+    this.#core = core
+    this.#bins = bins
+    this.#handle = core.statsStreamNew()
+    if (!core.statsStreamStart(this.#handle, dtypeIndex(dtype), bins)) {
+      this.dispose()
+      throw new SafetensorsError('UnsupportedDtype', `${dtype} values cannot be summarised`)
+    }
+  }
+
+  /** @param {number} ptr heap address @param {number} elements whole elements (F4: even but for the last piece) */
+  add(ptr, elements) { this.#core.statsStreamAdd(this.#handle, ptr, elements) }
+
+  /** @param {number} ptr @param {number} elements */
+  addHistogram(ptr, elements) { this.#core.statsStreamAddHistogram(this.#handle, ptr, elements) }
+
+  /** @returns {{ stats: Stats, complete: boolean }} */
+  finish() {
+    return this.#result((out) => this.#core.statsStreamFinish(this.#handle, out))
+  }
+
+  /** @returns {Stats} */
+  finishHistogram() {
+    return this.#result((out) => { this.#core.statsStreamFinishHistogram(this.#handle, out); return true }).stats
+  }
+
+  /** @param {(out: number) => boolean} call */
+  #result(call) {
+    const S = LAYOUT.stats
+    const out = heapAlloc(this.#core, (S.fields + this.#bins) * S.value)
+    try {
+      const complete = call(out)
+      return { stats: readStats(this.#core, out, this.#bins), complete }
+    } finally {
+      heapFree(this.#core, out)
+    }
+  }
+
+  dispose() {
+    if (this.#handle === 0) return
+    this.#core.statsStreamDelete(this.#handle)
+    this.#handle = 0
   }
 }
 

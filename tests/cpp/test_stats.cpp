@@ -334,3 +334,149 @@ TEST_CASE("large random arrays against the naive reference") {
     checkMatches(statsOf(Dtype::I64, bytesOf(values), n, 5), naive(asDouble, 5));
   }
 }
+
+// ---- StatsAccumulator: computeStats over pieces ----
+
+namespace {
+
+bool sameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void checkIdentical(const Stats& s, const Stats& r) {
+  CHECK(s.count == r.count);
+  CHECK(s.finiteCount == r.finiteCount);
+  CHECK(s.nanCount == r.nanCount);
+  CHECK(s.infCount == r.infCount);
+  CHECK(s.zeroCount == r.zeroCount);
+  CHECK(sameBits(s.min, r.min));
+  CHECK(sameBits(s.max, r.max));
+  CHECK(sameBits(s.mean, r.mean));
+  CHECK(sameBits(s.std, r.std));
+  CHECK(sameBits(s.histogramMin, r.histogramMin));
+  CHECK(sameBits(s.histogramMax, r.histogramMax));
+  CHECK(s.histogram == r.histogram);
+}
+
+uint64_t bytesFor(Dtype dtype, uint64_t elements) {
+  const unsigned bits = dtypeBits(dtype);
+  return bits == 4 ? (elements + 1) / 2 : elements * bits / 8;
+}
+
+// Streams `elements` of dtype at `bytes` through an accumulator in pieces ending at `cuts`
+// (element counts, even for F4), both passes when needed.
+Stats streamed(Dtype dtype, const std::vector<uint8_t>& bytes, uint64_t elements, uint32_t bins,
+               const std::vector<uint64_t>& cuts) {
+  StatsAccumulator acc;
+  REQUIRE(acc.start(dtype, bins));
+  std::vector<uint64_t> ends = cuts;
+  ends.push_back(elements);
+  const auto feed = [&](bool histogram) {
+    uint64_t at = 0;
+    for (uint64_t end : ends) {
+      if (end < at) continue;
+      // Each piece in a buffer of its own, so nothing reads past it.
+      std::vector<uint8_t> piece(bytes.begin() + bytesFor(dtype, at),
+                                 bytes.begin() + bytesFor(dtype, end));
+      if (histogram)
+        acc.addHistogram(piece.data(), end - at);
+      else
+        acc.add(piece.data(), end - at);
+      at = end;
+    }
+  };
+  feed(false);
+  Stats s;
+  if (!acc.finish(s)) {
+    CHECK_FALSE(StatsAccumulator::binsInOnePass(dtype));
+    feed(true);
+    acc.finishHistogram(s);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("streamed pieces give computeStats's result bit for bit, every dtype", "[stats]") {
+  std::mt19937_64 rng(16);
+  for (int d = 0; d < kDtypeCount; ++d) {
+    const Dtype dtype = static_cast<Dtype>(d);
+    if (!hasFloat32Form(dtype)) continue;
+    CAPTURE(dtypeName(dtype));
+    for (uint64_t elements :
+         {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{2047}, uint64_t{5000}, uint64_t{70001}}) {
+      CAPTURE(elements);
+      std::vector<uint8_t> bytes(bytesFor(dtype, elements));
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      // Floats mostly of one scale, so the moments are not dominated by huge codes.
+      if (dtype == Dtype::F32 || dtype == Dtype::C64) {
+        std::normal_distribution<float> normal(0.5f, 2.0f);
+        for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+          if (rng() % 50 == 0) continue;  // keep a few random bit patterns (NaN, inf)
+          const float v = normal(rng);
+          std::memcpy(&bytes[i], &v, 4);
+        }
+      }
+      if (dtype == Dtype::F64) {
+        std::normal_distribution<double> normal(-3.0, 1e3);
+        for (size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+          if (rng() % 50 == 0) continue;
+          const double v = normal(rng);
+          std::memcpy(&bytes[i], &v, 8);
+        }
+      }
+      for (uint32_t bins : {0u, 1u, 64u, 1000u}) {
+        CAPTURE(bins);
+        Stats whole;
+        REQUIRE(computeStats(dtype, bytes.data(), elements, bins, whole));
+        // One piece; pieces of one element; random cuts (even for F4); cuts on the chunks.
+        std::vector<std::vector<uint64_t>> plans = {{}};
+        std::vector<uint64_t> ones, random, aligned;
+        if (elements <= 5000)
+          for (uint64_t i = 2; i < elements; i += 2) ones.push_back(i);
+        for (uint64_t at = 0; at < elements;) {
+          at += 2 * (1 + rng() % 3000);
+          if (at < elements) random.push_back(at);
+        }
+        for (uint64_t at = 8192; at < elements; at += 8192) aligned.push_back(at);
+        plans.push_back(ones);
+        plans.push_back(random);
+        plans.push_back(aligned);
+        for (const auto& cuts : plans)
+          checkIdentical(streamed(dtype, bytes, elements, bins, cuts), whole);
+      }
+    }
+  }
+}
+
+TEST_CASE("streamed: the histogram table bins all 65536 F16 and BF16 codes as computeStats",
+          "[stats]") {
+  for (Dtype dtype : {Dtype::F16, Dtype::BF16, Dtype::I16, Dtype::U16}) {
+    std::vector<uint8_t> bytes(2 * 65536);
+    for (uint32_t c = 0; c < 65536; ++c) bytes[2 * c] = c & 0xFF, bytes[2 * c + 1] = c >> 8;
+    for (uint32_t bins : {1u, 7u, 64u, 4096u}) {
+      Stats whole;
+      REQUIRE(computeStats(dtype, bytes.data(), 65536, bins, whole));
+      checkIdentical(streamed(dtype, bytes, 65536, bins, {1000, 30000}), whole);
+    }
+  }
+}
+
+TEST_CASE("streamed: edge cases (no finite values, all equal, F6 refused, restart)", "[stats]") {
+  const std::vector<float> nan(3000, kNanF), same(5000, 2.5f);
+  checkIdentical(streamed(Dtype::F32, bytesOf(nan), nan.size(), 16, {1000}), statsOf(nan, 16));
+  checkIdentical(streamed(Dtype::F32, bytesOf(same), same.size(), 16, {1000}), statsOf(same, 16));
+  StatsAccumulator acc;
+  CHECK_FALSE(acc.start(Dtype::F6_E2M3, 8));
+  // A second start forgets the first tensor.
+  REQUIRE(acc.start(Dtype::F32, 4));
+  const std::vector<float> a = {1, 2, 3};
+  acc.add(bytesOf(a).data(), 3);
+  REQUIRE(acc.start(Dtype::F32, 4));
+  const std::vector<float> b = {10, 20, kInfF};
+  acc.add(bytesOf(b).data(), 3);
+  Stats s;
+  if (!acc.finish(s)) {
+    acc.addHistogram(bytesOf(b).data(), 3);
+    acc.finishHistogram(s);
+  }
+  checkIdentical(s, statsOf(b, 4));
+}
