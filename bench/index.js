@@ -31,6 +31,7 @@ const BENCHES = [
   { area: 'header', script: 'header.js', args: quick ? ['--rounds', '3'] : [] },
   { area: 'convert', script: 'convert.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
   { area: 'stats', script: 'stats.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
+  { area: 'to-float32', script: 'to-float32.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
   { area: 'quant', script: 'quant.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
   { area: 'local', script: 'local.js', args: quick ? ['--mib', '256', '--runs', '1'] : [] },
   { area: 'remote', script: 'remote-targets.js', args: [] },

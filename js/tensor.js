@@ -2,8 +2,8 @@
  * A tensor whose bytes live on the wasm heap. It owns that allocation: dispose() (or `using`)
  * frees it, and a FinalizationRegistry frees it if the Tensor is collected first.
  */
-import { heapArray, heapFree, heapView, stats, toFloat32 } from './core/index.js'
-import { arrayTypeOf, elementCount } from './dtypes.js'
+import { heapAlloc, heapArray, heapFree, heapView, isHeapView, stats, toFloat32, toFloat32Into } from './core/index.js'
+import { DTYPE_BITS, arrayTypeOf, elementCount } from './dtypes.js'
 import { SafetensorsError } from './errors.js'
 import { DISPOSE } from './dispose.js'
 
@@ -66,16 +66,32 @@ export class Tensor {
   }
 
   /**
-   * The values as float32, converted in C++ (C64: interleaved real, imaginary).
+   * The values as float32, converted in C++ (C64: interleaved real, imaginary). With `into`, a
+   * Float32Array of exactly that many values, they are written there and `into` is returned: a
+   * conversion repeated into the same array reuses warm memory instead of a fresh array, whose
+   * first touch can cost more than the conversion (bench/to-float32.js). Either way the heap
+   * holds at most a 1 MiB scratch beyond the tensor with `into`, the whole output without.
+   * @param {{ into?: Float32Array }} [options]
    * @returns {Float32Array}
    */
-  toFloat32() {
-    const values = toFloat32(this.#core, this.dtype, this.#live(), this.elementCount)
-    if (values === null) {
-      throw new SafetensorsError('UnsupportedDtype',
-        `${this.dtype} has no float32 form (its bit packing is not fixed): use .bytes`, { tensor: this.name })
+  toFloat32(options = {}) {
+    const ptr = this.#live()
+    const unsupported = () => new SafetensorsError('UnsupportedDtype',
+      `${this.dtype} has no float32 form (its bit packing is not fixed): use .bytes`, { tensor: this.name })
+    const { into } = options
+    if (into === undefined) {
+      const values = toFloat32(this.#core, this.dtype, ptr, this.elementCount)
+      if (values === null) throw unsupported()
+      return values
     }
-    return values
+    const count = this.elementCount * (this.dtype === 'C64' ? 2 : 1)
+    if (!(into instanceof Float32Array) || into.length !== count) {
+      const got = into instanceof Float32Array ? `a Float32Array of ${into.length}` : Object.prototype.toString.call(into)
+      throw new SafetensorsError('InvalidArgument', `toFloat32's into must be a Float32Array of ${count} values ` +
+        `(${this.dtype} ${JSON.stringify(this.shape.map(Number))}), got ${got}`, { tensor: this.name })
+    }
+    if (!toFloat32Pieces(this.#core, this.dtype, ptr, this.elementCount, into)) throw unsupported()
+    return into
   }
 
   /**
@@ -103,4 +119,40 @@ export class Tensor {
   [DISPOSE]() { this.dispose() }
 
   get disposed() { return this.#ptr === 0 }
+}
+
+/** Float32 values per piece of toFloat32({ into }): a 1 MiB scratch (bench/to-float32.js). */
+const PIECE_VALUES = 1 << 18
+
+/**
+ * Converts `elements` of dtype at `ptr` into `into` (JS memory, or heap memory outside the
+ * tensor) piece by piece through a heap scratch that stays in cache: converted, then copied.
+ * False for dtypes without a float32 form.
+ * @param {any} core @param {string} dtype @param {number} ptr @param {number} elements
+ * @param {Float32Array} into
+ */
+function toFloat32Pieces(core, dtype, ptr, elements, into) {
+  const bits = DTYPE_BITS[dtype]
+  if (bits === 6) return false
+  const per = dtype === 'C64' ? 2 : 1
+  // `into` in the heap (another tensor's data): converted straight there.
+  if (isHeapView(core, into)) return elements === 0 || toFloat32Into(core, dtype, ptr, elements, into.byteOffset)
+  // F32 and C64 convert by a copy: one, straight from the tensor (NaN payloads kept, as memcpy).
+  if (dtype === 'F32' || dtype === 'C64') {
+    into.set(heapArray(core, Float32Array, ptr, elements * per))
+    return true
+  }
+  const piece = Math.min(PIECE_VALUES / per, Math.max(elements, 1))
+  const scratch = heapAlloc(core, piece * per * 4)
+  try {
+    for (let first = 0; first < elements; first += piece) {
+      const n = Math.min(piece, elements - first)
+      const src = ptr + (bits === 4 ? first / 2 : (first * bits) / 8)
+      toFloat32Into(core, dtype, src, n, scratch)
+      into.set(heapArray(core, Float32Array, scratch, n * per), first * per)
+    }
+  } finally {
+    heapFree(core, scratch)
+  }
+  return true
 }
