@@ -90,12 +90,11 @@ export async function convertFile(input, output, options) {
         name, dtype: to, shape, byteLength,
         /** @returns {AsyncGenerator<Uint8Array, void, void>} */
         async *chunks() {
-          const t = await f.tensor(name, { signal })
-          try {
-            if (to === from) yield t.bytes
-            else yield* castChunks(core, t.bytes, from, to, elements)
-          } finally {
-            t.dispose()
+          // Streamed through two heap buffers: a tensor larger than the heap converts too.
+          for await (const { data } of f.chunks(name, { signal })) {
+            const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+            if (to === from) yield bytes
+            else yield* castChunks(core, bytes, from, to, (bytes.byteLength * 8) / DTYPE_BITS[from])
           }
         },
       }
