@@ -1,5 +1,6 @@
 /**
- * `verify <src> [--full] [--finite] [--json]`: runs every check and exits 1 when one fails.
+ * `verify <src> [--full] [--finite] [--sha256 HEX] [--json]`: runs every check and exits 1 when one
+ * fails.
  *
  * Always: the header (rules 1-5 of docs/format.md: length, UTF-8, JSON, fields, dtypes) and the
  * layout (rules 6-10: tensors tile the data buffer exactly, sizes match shapes and dtypes, the
@@ -7,18 +8,21 @@
  * layout (each shard is checked even when another fails), and that the index and the shards
  * name the same tensors. With --full: every byte of every tensor is read (large tensors in
  * pieces, so any size fits in memory), each read's size is checked, and NaN and Inf values are
- * counted: reported as a warning, or as a failure with --finite.
+ * counted: reported as a warning, or as a failure with --finite. With --sha256: the whole file's
+ * SHA-256 (streamed through the core, f.digest()) must be HEX, the hash the Hub lists for it (its
+ * LFS oid); a single file only, as the hash is per file.
  */
 import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { describeFailure, errorJson, openOptions, parseCommand, progressBar, usageError } from './common.js'
 import { DTYPE_BITS } from '../dtypes.js'
 import { escapeInvisible, formatBytes, formatCount } from '../format.js'
 
-export const usage = 'verify <file|url|index.json> [--full] [--finite] [--json]   check everything; exit 1 on any problem'
+export const usage = 'verify <file|url|index.json> [--full] [--finite] [--sha256 HEX] [--json]   check everything; exit 1 on any problem'
 
 const options = /** @type {const} */ ({
   full: { type: 'boolean' },
   finite: { type: 'boolean' },
+  sha256: { type: 'string' },
 })
 
 /** Tensors are read in pieces of at most this many bytes (and small ones together up to it). */
@@ -31,8 +35,9 @@ const LAYOUT_CODES = new Set(['InvalidOffset', 'ValidationOverflow', 'Misaligned
 /**
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {{ name: string, status: 'ok' | 'warn' | 'fail', detail: string,
- *   error?: ReturnType<typeof errorJson> }} Check
- * @typedef {import('./common.js').CommonFlags & { full: boolean, finite: boolean }} Flags
+ *   error?: ReturnType<typeof errorJson>, expected?: string, actual?: string }} Check
+ *   expected, actual: the sha256 check's hashes (actual: absent when the file could not be read)
+ * @typedef {import('./common.js').CommonFlags & { full: boolean, finite: boolean, sha256?: string }} Flags
  * @typedef {{ file: SafetensorsFile, names: string[], label: string }} Part  one file to read
  */
 
@@ -54,6 +59,7 @@ export async function main(argv, io) {
 async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('verify takes one file, URL or index')
   const src = args[0]
+  const expected = flags.sha256 === undefined ? null : expectedHash(flags.sha256)
   /** @type {Check[]} */
   const checks = []
   /** @type {unknown[]} */
@@ -73,10 +79,16 @@ async function run(args, flags, io) {
     fail(checkOf(error), error)
   }
   try {
+    if (expected !== null && f instanceof ShardedFile) {
+      throw usageError('--sha256 checks one file, and a sharded set is several: the hash is per file (each shard has ' +
+        'its own on the Hub); verify each shard with its own --sha256')
+    }
     /** @type {Part[]} */
     let parts = []
     if (f instanceof ShardedFile) parts = await checkSharded(f, checks, fail)
     else if (f) parts = [checkSingle(f, checks)]
+    if (expected !== null && f && !(f instanceof ShardedFile)) await checkHash(f, expected, flags, io, checks, fail)
+    else if (expected !== null) checks.push({ name: 'sha256', status: 'warn', detail: 'not checked: the file did not open', expected })
     if (flags.full && errors.length === 0) await checkData(parts, flags, io, checks, fail)
   } finally {
     await f?.close()
@@ -96,6 +108,45 @@ async function run(args, flags, io) {
   }
   for (const error of errors) io.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
   return ok ? 0 : 1
+}
+
+/**
+ * The --sha256 value as 64 lowercase hex digits (a `sha256:` prefix, as in an LFS pointer's oid
+ * line, is allowed); anything else is a usage error.
+ * @param {string} text
+ */
+function expectedHash(text) {
+  const hex = text.trim().replace(/^sha256:/i, '')
+  if (!/^[0-9a-f]{64}$/i.test(hex))
+    throw usageError(`--sha256 takes the file's SHA-256 as 64 hex digits (the Hub's LFS oid), got ${JSON.stringify(text)}`)
+  return hex.toLowerCase()
+}
+
+/**
+ * The whole file's SHA-256 against `expected`, streamed through the core.
+ * @param {SafetensorsFile} f @param {string} expected @param {Flags} flags @param {import('./common.js').Io} io
+ * @param {Check[]} checks @param {(name: string, error: unknown, label?: string) => void} fail
+ */
+async function checkHash(f, expected, flags, io, checks, fail) {
+  const bar = progressBar(io, flags, 'sha256')
+  let actual
+  try {
+    actual = await f.digest(undefined, { onProgress: ({ loaded, total }) => bar.update(loaded, total) })
+  } catch (error) {
+    if (!(error instanceof SafetensorsError)) throw error
+    fail('sha256', error)
+    Object.assign(/** @type {Check} */ (checks.at(-1)), { expected })
+    return
+  } finally {
+    bar.done()
+  }
+  if (actual === expected) {
+    checks.push({ name: 'sha256', status: 'ok', detail: `the file's SHA-256 is ${actual}, as expected`, expected, actual })
+    return
+  }
+  fail('sha256', new Error(`the file's SHA-256 is ${actual}, not the expected ${expected}: these are not the bytes ` +
+    'the hash is of (a corrupt or partial download, another revision, or the hash of another file)'))
+  Object.assign(/** @type {Check} */ (checks.at(-1)), { expected, actual })
 }
 
 /** Which check an opening error belongs to. @param {SafetensorsError} error */
