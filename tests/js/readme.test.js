@@ -22,6 +22,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm, writeFile as writeBytes } from 'node:fs/promises'
 import { readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
@@ -530,6 +531,27 @@ const CHECKS = {
       const data = only(record, 'Tensor.data').result  // the record keeps the first 4096 values
       assert.deepEqual(data, { ...typed('Float32Array', want), values: Array.from(want.subarray(0, 4096)) })
       assert.equal(only(record, 'Tensor.dispose').error, undefined)
+    },
+  },
+
+  'Bigger than memory #1': {
+    lang: 'js',
+    async run(block) {
+      const { record } = await runSnippet(block)
+      only(record, 'open', ['model.safetensors'])
+      const name = 'model.embed_tokens.weight'
+      only(record, 'SafetensorsFile.chunks', [name, { chunkBytes: 256 }])
+      const f = await open(join(dir, 'model.safetensors'))
+      const t = await f.tensor(name)
+      assert.deepEqual(only(record, 'SafetensorsFile.stats', [name]).result, t.stats(), 'streamed stats equal Tensor.stats')
+      const sha = (/** @type {Uint8Array} */ b) => createHash('sha256').update(b).digest('hex')
+      assert.equal(only(record, 'SafetensorsFile.digest', []).result, sha(await readFile(join(dir, 'model.safetensors'))))
+      const head = await f.tensor('lm_head.weight')
+      assert.equal(only(record, 'SafetensorsFile.digest', ['lm_head.weight']).result, sha(head.bytes))
+      assert.deepEqual(only(record, 'Tensor.toFloat32').result, typed('Float32Array', LM_HEAD), 'toFloat32({ into }) fills the array')
+      t.dispose()
+      head.dispose()
+      await f.close()
     },
   },
 
