@@ -11,7 +11,6 @@ import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
 import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
 import { loadCore } from './wasm.js'
-import { streamRanges } from './io/stream.js'
 import { DTYPE_BITS, arrayTypeOf } from './dtypes.js'
 
 /** Internal: a file's part lookups for a sharded set's detection, and raw byte reads for dequantize. */
@@ -342,7 +341,7 @@ export class SafetensorsFile {
    * @param {import('./io/stream.js').ChunkOptions & { slice?: Parameters<SafetensorsFile['slice']>[1] }} [options]
    * @returns {AsyncGenerator<import('./io/stream.js').Chunk, void, undefined>}
    */
-  chunks(name, options = {}) {
+  async* chunks(name, options = {}) {
     this.#open()
     const index = this.#table.require(name)
     const dtype = this.#table.dtype(index)
@@ -351,18 +350,21 @@ export class SafetensorsFile {
       : this.#planSlice(index, specText(options.slice, name)).ranges
     const bits = DTYPE_BITS[dtype]
     const unit = bits % 8 === 0 ? bits / 8 : bits === 4 ? 1 : 3
-    return streamRanges(this.#core, this.#source, ranges, { unit, ctor: arrayTypeOf(dtype).ctor }, options)
+    // Loaded on first use, as the other streaming paths are.
+    const { streamRanges } = await import('./io/stream.js')
+    yield* streamRanges(this.#core, this.#source, ranges, { unit, ctor: arrayTypeOf(dtype).ctor }, options)
   }
 
   /**
    * @param {number} start @param {number} length
    * @param {import('./io/stream.js').ChunkOptions} [options]
    */
-  [RAW_CHUNKS](start, length, options = {}) {
+  async* [RAW_CHUNKS](start, length, options = {}) {
     this.#open()
     if (!(start >= 0 && length >= 0 && start + length <= this.byteLength))
       throw new SafetensorsError('OutOfRange', `bytes ${start} to ${start + length} of a ${this.byteLength}-byte file`)
-    return streamRanges(this.#core, this.#source, [[start, length]], { unit: 1, ctor: Uint8Array }, options)
+    const { streamRanges } = await import('./io/stream.js')
+    yield* streamRanges(this.#core, this.#source, [[start, length]], { unit: 1, ctor: Uint8Array }, options)
   }
 
   /**

@@ -54,6 +54,7 @@ export type ErrorCode =
   | 'UnsafeShardPath'
   | 'ShardMissing'
   | 'IndexMismatch'
+  | 'DeviceLimitExceeded'
   | 'QuantPartMissing'
   | 'QuantPartInvalid'
   | 'QuantIndexOutOfRange'

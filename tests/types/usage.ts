@@ -163,6 +163,8 @@ export function advice(code: ErrorCode): string {
     case 'AwkwardIndexOutOfRange':
     case 'AwkwardFieldNotFound':
       return 'an awkward array'
+    case 'DeviceLimitExceeded':
+      return 'a GPU device'
     case 'QuantPartMissing':
     case 'QuantPartInvalid':
     case 'QuantIndexOutOfRange':
