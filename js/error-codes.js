@@ -51,7 +51,7 @@ export const ERROR_INFO = /* @__PURE__ */ deepFreeze({
   UnsafeShardPath: { meaning: 'an index names a shard outside its folder', fix: 'shard paths must be plain relative paths' },
   ShardMissing: { meaning: 'a shard the index names is not there (not given, no file, HTTP 404)', fix: 'give or upload every shard' },
   IndexMismatch: { meaning: 'the index and a shard\'s header disagree', fix: 'the set was not written together' },
-  DeviceLimitExceeded: { meaning: 'a tensor is larger than the GPU device's buffer limits (maxBufferSize, maxStorageBufferBindingSize)', fix: 'request larger limits (requiredLimits) when creating the device, or upload slices' },
+  DeviceLimitExceeded: { meaning: 'a tensor is larger than the GPU device\'s buffer limits (maxBufferSize, maxStorageBufferBindingSize)', fix: 'request larger limits (requiredLimits) when creating the device, or upload slices' },
   // Quantized weights (docs/quantized.md).
   QuantPartMissing: { meaning: 'a quantized weight lacks a part its scheme needs (scales, zeros...)', fix: 'a shard missing from the index, or a checkpoint saved without it' },
   QuantPartInvalid: { meaning: 'a part of a quantized weight has the wrong dtype or shape for it', fix: 'a corrupt or hand-edited checkpoint; the message names the part' },
