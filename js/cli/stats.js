@@ -2,14 +2,16 @@
  * `stats <src> <tensor>... [--bins N] [--slice SPEC] [--raw] [--json]`: min, max, mean, std, NaN,
  * Inf and zero counts and a histogram of each tensor, read one at a time (only its bytes). A
  * name may be a pattern as for convert --only: a glob (`'model.layers.*.mlp.down_proj.weight'`)
- * or a /regex/. A quantized weight is named by its logical name and summarised dequantized
- * (js/cli/quant.js: read by pieces of rows when large); --raw summarises stored tensors as
- * they are instead.
+ * or a /regex/. Each is streamed through the heap (f.stats, js/stream/stats.js), so a tensor
+ * larger than the heap is summarised too. A quantized weight is named by its logical name and
+ * summarised dequantized (by pieces of rows); --raw summarises stored tensors as they are.
  */
 import { SafetensorsError } from '../node.js'
 import { CONFIG_OPTIONS, openForCli, parseCommand, progressBar, shapeJson, usageError } from './common.js'
 import { namePattern } from './convert.js'
-import { dequantizedStats, leadingRange } from './quant.js'
+import { leadingRange } from './quant.js'
+import { planSlice } from '../core/index.js'
+import { loadCore } from '../wasm.js'
 import { overview } from '../overview.js'
 import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from '../format.js'
 
@@ -23,6 +25,8 @@ const options = /** @type {const} */ ({
 })
 
 const DEFAULT_BINS = 20
+/** Dequantized float32 per piece of a quantized weight: 16 MiB (js/cli/quant.js's pieces). */
+const QUANTIZED_PIECE_BYTES = 16 << 20
 const BAR_WIDTH = 40
 
 /**
@@ -76,17 +80,18 @@ async function run(args, flags, io) {
       if (q) {
         const range = flags.slice === undefined ? undefined : leadingRange(flags.slice, q.shape[0] ?? 0, name)
         if (range && q.shape.length === 0) throw new SafetensorsError('InvalidSlice', `${JSON.stringify(name)} is a scalar: no --slice`, { tensor: name })
-        const s = await dequantizedStats(file, q, { bins, range, onProgress })
+        // Streamed by ranges of rows of its dequantized values (js/stream/stats.js).
+        const s = await file.stats(name, { bins, onProgress, chunkBytes: QUANTIZED_PIECE_BYTES, ...(range ? { slice: range } : {}) })
+        const shape = range ? [range[1] - range[0], ...q.shape.slice(1)] : q.shape.slice()
         const storedByteLength = Object.values(q.parts).reduce((n, part) => n + (stored.get(part) ?? 0), 0)
-        const { shape, ...values } = s
-        result = { name, scheme: q.scheme, dtype: 'F32', shape, byteLength: s.count * 4, storedByteLength, ...slice, ...values }
+        result = { name, scheme: q.scheme, dtype: 'F32', shape, byteLength: s.count * 4, storedByteLength, ...slice, ...s }
       } else {
-        const t = flags.slice === undefined ? await file.tensor(name, { onProgress }) : await file.slice(name, flags.slice, { onProgress })
-        try {
-          result = { name, dtype: t.dtype, shape: shapeJson(t.shape), byteLength: t.byteLength, ...slice, ...t.stats({ bins }) }
-        } finally {
-          t.dispose()
-        }
+        // Streamed through the heap (f.stats), so a tensor larger than the heap is summarised too.
+        const info = await file.info(name)
+        const plan = flags.slice === undefined ? { shape: info.shape, byteLength: info.byteLength }
+          : planSlice(await loadCore(), name, info.dtype, info.shape, info.byteOffset, flags.slice)
+        const s = await file.stats(name, { bins, onProgress, ...(flags.slice === undefined ? {} : { slice: flags.slice }) })
+        result = { name, dtype: info.dtype, shape: shapeJson(plan.shape), byteLength: plan.byteLength, ...slice, ...s }
       }
       if (flags.json) results.push(result)
       else {
