@@ -136,8 +136,11 @@ function runtimeMembers(instance) {
   const proto = Object.getPrototypeOf(instance)
   /** @type {Map<string, { kind: 'method' | 'property', length: number }>} */
   const members = new Map()
+  // Well-known symbols (Symbol.asyncDispose...) are API; the package's own symbols (PARTS,
+  // READ_RANGES, RAW_CHUNKS in js/file.js) are internal, out of reach from the entries.
+  const wellKnown = new Set(Object.getOwnPropertyNames(Symbol).map((n) => /** @type {any} */ (Symbol)[n]))
   for (const key of Reflect.ownKeys(proto)) {
-    if (key === 'constructor') continue
+    if (key === 'constructor' || (typeof key === 'symbol' && !wellKnown.has(key))) continue
     const d = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(proto, key))
     const method = typeof d.value === 'function'
     members.set(runtimeName(key), { kind: method ? 'method' : 'property', length: method ? d.value.length : 0 })

@@ -10,7 +10,7 @@ import {
   type Opened, type Progress, type ReadOptions, type Shape, type ShardSource, type ShardSources, type ShardTensorInfo,
   type SliceSpec, type Source, type Stats, type TensorInfo, type TensorLike, type TensorsInput, type TypedData,
   type UrlSource, type WriteOptions, type QuantScheme, type QuantizedWeight, type DequantizeOptions,
-  type ParameterCount,
+  type ParameterCount, type Chunk, type ChunkOptions, type GPUBufferLike, type GPUDeviceLike, type GPUUploadOptions,
 } from 'safetensors-wasm'
 
 /** True only when A and B are the same type (not merely assignable either way). */
@@ -210,6 +210,18 @@ export async function reading(f: SafetensorsFile, s: ShardedFile, signal: AbortS
   const weights: QuantizedWeight[] = f.quantized()
   const q: DequantizeOptions = { slice: [0, -1], signal: AbortSignal.timeout(1000), onProgress: ({ loaded }) => void loaded }
   if (weights.length > 0) (await f.dequantize(weights[0].name, q)).dispose()
+  const chunkOptions: ChunkOptions = { chunkBytes: 1 << 20, signal, onProgress: ({ loaded }) => void loaded }
+  for await (const piece of f.chunks(f.names[0], { ...chunkOptions, slice: '0:2' })) {
+    const c: Chunk = piece
+    void c.offset
+  }
+  const hex: string = await f.digest()
+  void hex
+  expectType<Promise<Stats>, ReturnType<ShardedFile['stats']>>(true)
+  const device = null as unknown as GPUDeviceLike
+  const upload: GPUUploadOptions = { dtype: 'F16', usage: 0x80, ...chunkOptions }
+  const buffers: Map<string, GPUBufferLike> = await s.toGPU(device, s.names, upload)
+  void buffers
   const sharedQuantized: QuantizedWeight[] = await s.quantized({ signal, concurrency: 2 })
   void sharedQuantized
   const read: ReadOptions = { signal, onProgress: (p) => void p.loaded, mergeGap: 0, concurrency: 4 }
