@@ -30,7 +30,7 @@ const BENCHES = [
   { area: 'size', script: 'size.js', args: quick ? [] : ['--names', 'auto'] },
   { area: 'header', script: 'header.js', args: quick ? ['--rounds', '3'] : [] },
   { area: 'convert', script: 'convert.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
-  { area: 'stats', script: 'stats.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
+  { area: 'stats', script: 'stats.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3', '--stream-gib', '1'] : [] },
   { area: 'to-float32', script: 'to-float32.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
   { area: 'quant', script: 'quant.js', args: quick ? ['--elements', String(1 << 22), '--rounds', '3'] : [] },
   { area: 'local', script: 'local.js', args: quick ? ['--mib', '256', '--runs', '1'] : [] },

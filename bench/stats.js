@@ -5,17 +5,25 @@
  * the fastest plain-JS loop we could write over a typed array in JS memory: one pass for
  * counts, min, max, sum and sum of squares (the naive formula, less accurate than the core's,
  * and faster), one for the histogram; BF16 is widened chunk by chunk through a Uint32Array.
- *   node bench/stats.js [--elements 16777216] [--rounds 7]
+ * Then f.stats() streaming a tensor larger than the heap (5 GiB by default) from a virtual
+ * source (a 64 MiB block of the same weights repeated, copied into the heap as a source's read
+ * would), in bytes per second against the core's wasm memcpy over the same chunks: BF16 in one
+ * pass (its histogram from a table of codes), F32 in two (the second bins).
+ *   node bench/stats.js [--elements 16777216] [--rounds 7] [--stream-gib 5]
  */
 import { parseArgs } from 'node:util'
 import { dtypeIndex } from '../js/dtypes.js'
-import { loadCoreVariant } from '../js/wasm.js'
+import { loadCore, loadCoreVariant } from '../js/wasm.js'
+import { open } from '../js/node.js'
 import { emitFigures, figure, fmtMs, fmtX, machine, timeInterleaved } from './common.js'
 
-const { values } = parseArgs({ options: { elements: { type: 'string', default: String(1 << 24) }, rounds: { type: 'string', default: '7' } } })
+const { values } = parseArgs({ options: { elements: { type: 'string', default: String(1 << 24) }, rounds: { type: 'string', default: '7' },
+  'stream-gib': { type: 'string', default: '5' } } })
 const N = Number(values.elements)
 const ROUNDS = Number(values.rounds)
 const BINS = 64
+/** Tensor.stats's bytes per second on the heap, by dtype (the first figures). @type {Record<string, number>} */
+const IN_HEAP = {}
 
 /** Normal-ish weights (sum of 4 uniforms), a few zeros, NaNs and infinities. */
 function weights() {
@@ -136,12 +144,81 @@ async function main() {
     if (v[1] !== js.finite || v[5] !== js.min || v[6] !== js.max || Math.abs(v[7] - js.mean) > 1e-6)
       throw new Error(`${dtype}: JS and wasm stats disagree: ${v.slice(0, 9)} vs ${JSON.stringify(js)}`)
     const r = t.js / t.wasm
+    IN_HEAP[dtype] = data.byteLength / (t.wasm / 1000)
     figure({ area: 'stats', figure: `stats of ${Math.round(N / 2 ** 20)}M ${dtype} (${BINS} bins)`, ours: fmtMs(t.wasm), baselineName: 'JS loop',
       baseline: fmtMs(t.js), ratio: r, ratioText: `${fmtX(r)} faster`, target: '>= 2x', met: r >= 2 })
     core._free(ptr)
   }
   core._free(out)
+  await streaming(f32)
   emitFigures()
+}
+
+/**
+ * A ByteSource of a safetensors file with one tensor of `size` bytes: `block` repeated.
+ * @param {string} dtype @param {number} size @param {Uint8Array} block
+ */
+function virtualFile(dtype, size, block) {
+  const elements = size / (dtype === 'F32' ? 4 : 2)
+  const header = new TextEncoder().encode(JSON.stringify({ w: { dtype, shape: [elements], data_offsets: [0, size] } }))
+  const prefix = new Uint8Array(8 + header.length)
+  new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true)
+  prefix.set(header, 8)
+  /** @param {Uint8Array} out @param {number} offset */
+  const fill = (out, offset) => {
+    for (let at = 0; at < out.length;) {
+      const i = offset + at
+      if (i < prefix.length) { out[at] = prefix[i]; at++; continue }
+      const d = (i - prefix.length) % block.length
+      const n = Math.min(out.length - at, block.length - d)
+      out.set(block.subarray(d, d + n), at)
+      at += n
+    }
+  }
+  return {
+    byteLength: prefix.length + size,
+    async read(/** @type {number} */ offset, /** @type {number} */ length) {
+      const out = new Uint8Array(length)
+      fill(out, offset)
+      return out
+    },
+    async readInto(/** @type {number} */ offset, /** @type {number} */ length, /** @type {(at: number, n: number) => Uint8Array} */ viewAt) {
+      fill(viewAt(0, length), offset)
+    },
+  }
+}
+
+/** f.stats over a tensor larger than the heap, against a wasm memcpy of the same bytes. @param {Float32Array} f32 */
+async function streaming(f32) {
+  const size = Math.round(Number(values['stream-gib']) * 2 ** 30 / (64 << 20)) * (64 << 20)
+  const block = new Uint8Array(f32.buffer, 0, Math.min(f32.byteLength, 64 << 20))
+  const bf16Block = new Uint8Array(toBf16(f32).buffer, 0, Math.min(f32.byteLength / 2, 64 << 20))
+  const core = await loadCore()
+  const chunk = 4 << 20
+  const a = core._malloc(chunk) >>> 0
+  const b = core._malloc(chunk) >>> 0
+  // memcpy of `size` bytes through the core, 4 MiB at a time (warm buffers).
+  core.copyBytes(b, a, chunk)
+  const t0 = performance.now()
+  for (let done = 0; done < size; done += chunk) core.copyBytes(b, a, chunk)
+  const memcpyS = (performance.now() - t0) / 1000
+  core._free(a)
+  core._free(b)
+  const gib = (/** @type {number} */ n) => `${(n / 2 ** 30).toFixed(2)} GiB/s`
+  for (const [dtype, data, passes] of /** @type {[string, Uint8Array, number][]} */ ([['BF16', bf16Block, 1], ['F32', block, 2]])) {
+    const f = await open(virtualFile(dtype, size, data))
+    const s0 = performance.now()
+    const s = await f.stats('w', { chunkBytes: chunk })
+    const seconds = (performance.now() - s0) / 1000
+    await f.close()
+    if (s.count !== size / (dtype === 'F32' ? 4 : 2)) throw new Error(`${dtype}: counted ${s.count}`)
+    const rate = size / seconds
+    const r = rate / (size / memcpyS)
+    console.log(`f.stats of ${(size / 2 ** 30).toFixed(1)} GiB ${dtype} (${passes} ${passes > 1 ? 'passes' : 'pass'}, 4 MiB chunks): ${seconds.toFixed(2)} s, ` +
+      `${gib(rate)}; wasm memcpy (4 MiB, in cache) ${gib(size / memcpyS)}; Tensor.stats on the heap ${gib(IN_HEAP[dtype])}`)
+    figure({ area: 'stats', figure: `f.stats streamed, ${(size / 2 ** 30).toFixed(1)} GiB ${dtype} (${passes} ${passes > 1 ? 'passes' : 'pass'}, virtual source)`,
+      ours: gib(rate), baselineName: 'wasm memcpy', baseline: gib(size / memcpyS), ratio: r, ratioText: `${r.toFixed(2)}x memcpy's rate (${(rate / IN_HEAP[dtype]).toFixed(2)}x Tensor.stats's on the heap)`, target: '', met: null })
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main()
