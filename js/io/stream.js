@@ -3,7 +3,7 @@
  * (a typed view into the heap), the next is read into the other. Whatever the ranges' total,
  * the heap holds two pieces at most. What f.chunks() and the whole-file digest stand on.
  */
-import { heapAlloc, heapArray, heapFree } from '../core/index.js'
+import { heapAlloc, heapArray, heapFree, heapView } from '../core/index.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { readTargets } from './reader.js'
 
@@ -32,6 +32,10 @@ export async function* streamRanges(core, source, ranges, { unit, ctor }, option
     throw new SafetensorsError('InvalidArgument', `chunkBytes must be a positive integer, got ${requested}`)
   const total = ranges.reduce((sum, [, length]) => sum + length, 0)
   const size = Math.min(Math.max(unit, requested - (requested % unit)), Math.max(total, 1))
+  if (source.stream && ranges.length <= MAX_STREAMED_RANGES) {
+    yield* streamed(core, source, ranges, size, { total, ctor }, options)
+    return
+  }
   const pieces = plan(ranges, size)
   // The read ahead is aborted when the caller leaves the loop (or fails) mid-way.
   const controller = new AbortController()
@@ -62,6 +66,109 @@ export async function* streamRanges(core, source, ranges, { unit, ctor }, option
       await pending.catch(() => {})
     }
     for (const ptr of buffers) if (ptr) heapFree(core, ptr)
+  }
+}
+
+/** A source that streams (a URL) gets one request per range up to this many ranges. */
+const MAX_STREAMED_RANGES = 64
+
+/**
+ * The ranges of a streaming source (a URL) as one request each, poured into the two buffers as
+ * the bytes arrive: a filler task fills one buffer while the caller holds the other, and stops
+ * pulling from the response (backpressure) while both are taken. One request per tensor keeps
+ * the connection busy where a request per piece would wait a round trip each time.
+ * @param {any} core @param {import('./sources.js').ByteSource} source @param {[number, number][]} ranges
+ * @param {number} size bytes per piece @param {{ total: number, ctor: any }} what
+ * @param {ChunkOptions} options
+ * @returns {AsyncGenerator<Chunk, void, undefined>}
+ */
+async function* streamed(core, source, ranges, size, { total, ctor }, options) {
+  const { signal, onProgress } = options
+  const controller = new AbortController()
+  const abort = () => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', abort, { once: true })
+  const stream = /** @type {NonNullable<typeof source.stream>} */ (source.stream)
+  /** @type {number[]} */
+  const free = [heapAlloc(core, size)]
+  if (total > size) free.push(heapAlloc(core, size))
+  const buffers = free.slice()
+  /** @type {({ ptr: number, offset: number, length: number } | null | { error: unknown })[]} */
+  const filled = []
+  /** @type {(() => void)[]} the filler's and the caller's waits */
+  let waiting = []
+  const notify = () => {
+    const wake = waiting
+    waiting = []
+    for (const resolve of wake) resolve()
+  }
+  /** @param {() => boolean} ready @returns {Promise<void>} */
+  const until = async (ready) => {
+    while (!ready()) await new Promise((resolve) => { waiting.push(() => resolve(undefined)) })
+  }
+  const filler = (async () => {
+    let ptr = 0
+    let fill = 0
+    let offset = 0
+    const take = async () => {
+      await until(() => free.length > 0 || controller.signal.aborted)
+      throwIfAborted(controller.signal)
+      return /** @type {number} */ (free.shift())
+    }
+    const hand = (/** @type {number} */ length) => {
+      filled.push({ ptr, offset, length })
+      offset += length
+      notify()
+    }
+    try {
+      ptr = await take()
+      for (const [start, length] of ranges) {
+        let got = 0
+        for await (const chunk of stream(start, length, { signal: controller.signal })) {
+          for (let at = 0; at < chunk.length;) {
+            const n = Math.min(size - fill, chunk.length - at)
+            heapView(core, ptr + fill, n).set(chunk.subarray(at, at + n))
+            fill += n
+            at += n
+            if (fill === size) {
+              hand(fill)
+              fill = 0
+              if (offset < total) ptr = await take()
+            }
+          }
+          got += chunk.length
+        }
+        if (got !== length) {
+          throw new SafetensorsError('ShortRead', `asked for ${length} bytes at offset ${start}, the source gave ${got}`,
+            { offset: start + got })
+        }
+      }
+      if (fill > 0) hand(fill)
+      filled.push(null)
+    } catch (error) {
+      filled.push({ error })
+    }
+    notify()
+  })()
+  let loaded = 0
+  try {
+    for (;;) {
+      await until(() => filled.length > 0)
+      const item = /** @type {(typeof filled)[number]} */ (filled.shift())
+      if (item === null) break
+      if ('error' in item) throw item.error
+      throwIfAborted(signal)
+      loaded += item.length
+      onProgress?.({ loaded, total })
+      yield { offset: item.offset, data: heapArray(core, ctor, item.ptr, item.length / ctor.BYTES_PER_ELEMENT) }
+      free.push(item.ptr)
+      notify()
+    }
+  } finally {
+    signal?.removeEventListener('abort', abort)
+    controller.abort()
+    notify()
+    await filler
+    for (const ptr of buffers) heapFree(core, ptr)
   }
 }
 

@@ -7,6 +7,7 @@ import { open, serialize } from '../../js/node.js'
 import { heapInUse } from '../../js/core/index.js'
 import { loadCore } from '../../js/wasm.js'
 import { fails } from './fails.js'
+import { startServer } from './http-server.js'
 
 /** @param {number} n @param {number} seed */
 const bytes = (n, seed) => Uint8Array.from({ length: n }, (_, i) => (i * 131 + seed * 7 + (i >> 8)) & 255)
@@ -177,4 +178,44 @@ test('load() refuses tensors that cannot be in the heap together, before reading
   const f = await open(source)
   await fails(() => f.load(['a', 'b']), 'OutOfMemory', /2 tensors of 6442450944 bytes/)
   assert.equal(reads, 0, 'no tensor byte was read')
+})
+
+test('chunks over a URL: one request per tensor, poured into the two buffers as it arrives; break and abort stop it', async () => {
+  const core = await loadCore()
+  const server = await startServer()
+  try {
+    const big = bytes(5 << 20, 11)
+    const file = await serialize({ big: { dtype: 'U8', shape: [big.length], data: big }, small: TENSORS.f32 })
+    server.addFile('/m.safetensors', file)
+    const f = await open(server.url('/m.safetensors'), { initialFetchSize: 1024 })
+    const before = heapInUse(core)
+    const requests = server.stats.requests
+    let peak = 0
+    const got = await gather((async function* () {
+      for await (const piece of f.chunks('big', { chunkBytes: 1 << 20 })) {
+        peak = Math.max(peak, heapInUse(core) - before)
+        yield piece
+      }
+    })(), 1 << 20)
+    assert.deepEqual(got, big)
+    assert.equal(server.stats.requests - requests, 1, 'one ranged request for the whole tensor')
+    assert.ok(peak <= 2 * (1 << 20) + 4096, `heap above the file's: ${peak} bytes for 1 MiB pieces`)
+    assert.equal(heapInUse(core), before, 'both buffers freed at the end')
+    assert.deepEqual(await gather(f.chunks('small', { chunkBytes: 100 })), TENSORS.f32.data)
+    assert.deepEqual(await gather(f.chunks('big', { chunkBytes: 3000, slice: '100:7000' })), big.subarray(100, 7000))
+    for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20 })) if (offset >= 1 << 20) break
+    assert.equal(heapInUse(core), before, 'both buffers freed on break')
+    const controller = new AbortController()
+    await fails(async () => {
+      for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20, signal: controller.signal }))
+        if (offset >= 1 << 20) controller.abort()
+    }, 'Aborted')
+    assert.equal(heapInUse(core), before, 'both buffers freed on abort')
+    server.addFile('/m.safetensors', file.subarray(0, file.length - 1000))
+    await fails(async () => { for await (const _ of f.chunks('big', { chunkBytes: 1 << 20 })) void _ }, 'SourceChanged')
+    assert.equal(heapInUse(core), before, 'both buffers freed on a failed read')
+    await f.close()
+  } finally {
+    await server.close()
+  }
 })
