@@ -123,13 +123,15 @@ async function tensorStats(core, file, info, bins, chunkBytes, options) {
     let done = null
     for await (const { data } of file.chunks(name, { ...read, onProgress: progress(0) })) {
       const elements = elementsOf(data.byteLength, seen)
-      stream.add(addressOf(core, data), elements)
+      // The address, not the view: finish() allocates, which may grow the heap and detach views.
+      const ptr = addressOf(core, data)
+      stream.add(ptr, elements)
       seen += elements
       if (data.byteLength === total) {
         // The whole tensor in one piece: both passes over it while it is here.
         done = stream.finish()
         if (!done.complete) {
-          stream.addHistogram(addressOf(core, data), elements)
+          stream.addHistogram(ptr, elements)
           done = { stats: stream.finishHistogram(), complete: true }
         }
       }
@@ -172,15 +174,17 @@ async function quantizedStats(core, file, q, bins, chunkBytes, options) {
         const t = await file.dequantize(q.name, slice === undefined ? { signal } : { signal, slice })
         try {
           const data = t.data
-          if (histogram) stream.addHistogram(addressOf(core, data), data.length)
-          else stream.add(addressOf(core, data), data.length)
+          const ptr = addressOf(core, data)
+          const n = data.length
+          if (histogram) stream.addHistogram(ptr, n)
+          else stream.add(ptr, n)
           if (!histogram && pieces.length === 1) {
             const first = stream.finish()
             if (first.complete) return first.stats
-            stream.addHistogram(addressOf(core, t.data), data.length)
+            stream.addHistogram(ptr, n)
             return stream.finishHistogram()
           }
-          loaded += data.byteLength
+          loaded += n * 4
           onProgress?.({ loaded, total: passes * outputBytes })
         } finally {
           t.dispose()
