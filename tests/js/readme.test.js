@@ -147,6 +147,7 @@ before(async () => {
   dir = await mkdtemp(join(ROOT, 'build', 'readme-test-'))
   modelBytes = await serialize(MODEL, { metadata: MODEL_METADATA })
   await writeFile(join(dir, 'model.safetensors'), MODEL, { metadata: MODEL_METADATA })
+  PLACEHOLDERS['--sha256 HEX'] = createHash('sha256').update(await readFile(join(dir, 'model.safetensors'))).digest('hex')
   await writeFile(join(dir, 'in.safetensors'), INPUT, { metadata: { format: 'pt' } })
   await writeFile(join(dir, 'fp8-model.safetensors'), FP8_MODEL)
   await writeBytes(join(dir, 'config.json'), JSON.stringify(FP8_CONFIG))
@@ -376,6 +377,14 @@ const CLI_CHECKS = {
     }
   },
   async verify(args, { stdout }) {
+    if (args.includes('--sha256')) {
+      assert.equal(args[1], 'model.safetensors')
+      const hash = flagValue(args, '--sha256')
+      if (!args.includes('--json')) return void assert.match(stdout, new RegExp(`^ok\\s+sha256\\s+the file's SHA-256 is ${hash}`, 'm'))
+      const report = JSON.parse(stdout)
+      assert.deepEqual(report.checks.find((/** @type {any} */ c) => c.name === 'sha256')?.actual, hash, stdout)
+      return
+    }
     assert.equal(args[1], INDEX)
     if (!args.includes('--json')) return void assert.match(stdout, /verified .*checks passed/)
     const report = JSON.parse(stdout)
