@@ -1,25 +1,36 @@
 /**
- * The selected tensor: fetches only its bytes (or, for a large one, only a slice), then shows
- * its statistics, a histogram, a heatmap of a 2-D plane with its colour scale, and its first
- * values. The wasm memory is freed as soon as the values are copied out.
+ * The selected tensor (or the slice of it typed in the box): its statistics, a histogram, a
+ * heatmap of a 2-D plane with its colour scale, and its first values. Only its bytes are
+ * fetched, and the wasm memory is freed as soon as the values are copied out.
+ *
+ * Up to LARGE_TENSOR bytes the selection is read whole. Past that it never is: the heatmap and
+ * values show a leading block of it (read alone), and the statistics and histogram cover all of
+ * it, streamed chunk by chunk through a bounded heap (f.stats, with progress and Cancel).
  *
  * A quantized weight shows the same of its dequantized values (f.dequantize(), float32, logical
- * shape); a large one, its leading rows only (dequantize's `slice`, which reads only the stored
- * rows and scale rows those need where the layout allows).
+ * shape); a large one's heatmap and values, its leading rows only (dequantize's `slice`, which
+ * reads only the stored rows and scale rows those need where the layout allows), and its
+ * statistics, f.stats of the weight: dequantized a few rows at a time.
  */
 import { SafetensorsError } from '../../js/index.js'
 import { colourScale, drawHeatmap, drawHistogram, drawLegend } from './charts.js'
 import { el, visible } from './dom.js'
-import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
+import { elementCount, escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
 import { schemeBadge } from './table.js'
-import { LARGE_TENSOR, defaultSlice, isInteger, planeOf, planeOffset, quantDefaultSlice, quantSlice, valueText } from './values.js'
+import { DTYPE_BITS } from '../../js/dtypes.js'
+import { LARGE_TENSOR, isInteger, planeOf, planeOffset, plainSelection, quantSelection, quantSlice, valueText } from './values.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
  * @typedef {import('./model.js').Model} Model
  * @typedef {import('../../js/index.js').Stats} Stats
  * @typedef {{ row: Row, spec: string, dtype: string, shape: number[], byteLength: number, stats: Stats | null,
- *   floats: Float32Array | null, exact: ArrayLike<number | bigint> | null, raw: Uint8Array | null }} Loaded
+ *   floats: Float32Array | null, exact: ArrayLike<number | bigint> | null, raw: Uint8Array | null,
+ *   selection: { shape: number[], byteLength: number }, preview: string | null,
+ *   streamed: 'no' | 'running' | 'stopped' | 'done' }} Loaded
+ *   shape, byteLength, floats, exact, raw: of the values read (the selection, or its leading
+ *   block `preview` when it is large); stats: of the whole selection (streamed when it is large:
+ *   null until `streamed` is 'done')
  */
 
 const BINS = 64
@@ -76,14 +87,15 @@ export class TensorView {
     this.row = row
     this.#loaded = null
     this.#planeIndex = []
-    const spec = row.quant ? quantDefaultSlice(row.shape.map(Number)) : defaultSlice(row.shape, row.byteLength)
-    this.section.replaceChildren(this.#header(row), this.#sliceForm(row, spec), el('div', { class: 'result', 'aria-busy': 'true' }))
+    this.section.replaceChildren(this.#header(row), this.#sliceForm(row), el('div', { class: 'result', 'aria-busy': 'true' }))
     this.onShown(row)
-    await this.load(spec)
+    await this.load('')
   }
 
   /**
-   * Fetches the shown tensor, or the slice `rawSpec` of it ('' for all of it).
+   * Shows the slice `rawSpec` of the shown tensor ('' for all of it): reads it whole up to
+   * LARGE_TENSOR bytes; past that, reads its leading block for the heatmap and values, then
+   * streams its statistics.
    * @param {string} rawSpec
    */
   async load(rawSpec) {
@@ -94,14 +106,19 @@ export class TensorView {
     const load = ++this.#loads
     const result = /** @type {HTMLElement} */ (this.section.querySelector('.result'))
     result.setAttribute('aria-busy', 'true')
-    result.replaceChildren(el('p', { class: 'muted loading', text: spec ? `Fetching [${spec}] of this tensor…` : 'Fetching this tensor…' }))
-    const label = `${row.quant ? 'Dequantizing' : 'Fetching'} ${escapeInvisible(row.name)}${spec ? ` [${spec}]` : ''}`
+    // Null: a spec this page does not resolve; the library reads it, or says what is wrong.
+    const selection = row.quant ? quantSelection(spec, row.shape.map(Number)) : plainSelection(spec, row.shape, DTYPE_BITS[row.dtype] ?? 8)
+    const preview = selection?.preview ?? null
+    const read = preview ?? spec
+    const streamed = preview !== null && !row.dtype.startsWith('F6')
+    result.replaceChildren(el('p', { class: 'muted loading', text: read ? `Fetching [${read}] of this tensor…` : 'Fetching this tensor…' }))
+    const label = `${row.quant ? 'Dequantizing' : 'Fetching'} ${escapeInvisible(row.name)}${read ? ` [${read}]` : ''}`
     const loaded = await this.tasks.run(label, async (signal, progress) => {
       const options = { signal, onProgress: (/** @type {{ loaded: number, total: number }} */ p) => progress(p.loaded, p.total) }
-      const t = row.quant ? await dequantize(model.file, row, spec, options)
-        : spec ? await model.file.slice(row.name, spec, options) : await model.file.tensor(row.name, options)
+      const t = row.quant ? await dequantize(model.file, row, read, options)
+        : read ? await model.file.slice(row.name, read, options) : await model.file.tensor(row.name, options)
       try {
-        return readValues(row, spec, t)
+        return readValues(row, spec, t, { preview, streamed, selection })
       } finally {
         t.dispose()
       }
@@ -114,6 +131,72 @@ export class TensorView {
     }
     this.#loaded = loaded
     this.#renderResult(result, loaded)
+    if (streamed) await this.#streamStats(loaded)
+  }
+
+  /**
+   * The statistics and histogram of a large selection, streamed (f.stats): progress and Cancel
+   * in the statistics area and in the status bar; the heatmap and values stay usable meanwhile.
+   * @param {Loaded} data
+   */
+  async #streamStats(data) {
+    const model = this.model
+    if (!model || this.#loaded !== data) return
+    const load = this.#loads
+    const row = data.row
+    const what = `${formatCount(elementCount(data.selection.shape))} ${row.quant ? 'dequantized values' : 'values'}`
+    const text = el('p', { class: 'stream-text', text: `Statistics of all ${what}: streaming…` })
+    const bar = /** @type {HTMLProgressElement} */ (el('progress', { class: 'stream-progress', max: 1, 'aria-label': 'Statistics streamed' }))
+    bar.removeAttribute('value')
+    data.streamed = 'running'
+    this.#showStats(el('div', { class: 'stats-stream' }, text,
+      el('div', { class: 'input-row' }, bar, el('button', { type: 'button', class: 'stream-cancel', text: 'Cancel', onclick: () => this.tasks.cancel() }))))
+    const label = `Computing the statistics of ${escapeInvisible(row.name)}${data.spec ? ` [${data.spec}]` : ''}`
+    /** @type {AbortSignal | null} */
+    let taskSignal = null
+    const stats = await this.tasks.run(label, (signal, progress) => {
+      taskSignal = signal
+      /** @param {{ loaded: number, total: number }} p */
+      const onProgress = (p) => {
+        const share = `${p.total > 0 ? Math.floor((100 * p.loaded) / p.total) : 0}%`
+        progress(p.loaded, p.total, `${label}: ${share} (all ${formatBytes(data.selection.byteLength)}, streamed)`)
+        if (p.total > 0) {
+          bar.max = p.total
+          bar.value = p.loaded
+          text.textContent = `Statistics of all ${what}: ${share} streamed.`
+        }
+      }
+      const range = row.quant ? quantSlice(data.spec, Number(row.shape[0] ?? 0)) : data.spec
+      const slice = range && range !== 'invalid' ? { slice: range } : {}
+      return model.file.stats(row.name, { bins: BINS, signal, onProgress, ...slice })
+    })
+    if (load !== this.#loads || this.#loaded !== data) return  // superseded
+    if (!stats) {
+      data.streamed = 'stopped'
+      const cancelled = /** @type {AbortSignal | null} */ (taskSignal)?.aborted ?? false
+      this.#showStats(el('div', { class: 'stats-stream stats-stopped' },
+        el('p', { class: 'stream-text', text: cancelled ? 'Statistics cancelled: the heatmap and values above are of the leading block only.'
+          : 'The statistics could not be computed (see the message above).' }),
+        el('button', { type: 'button', class: 'stream-retry', text: 'Compute the statistics', onclick: () => this.#streamStats(data) })))
+      return
+    }
+    data.stats = stats
+    data.streamed = 'done'
+    this.#showStats(this.#statsGrid(data))
+  }
+
+  /** Puts `content` in the statistics area and redraws the histogram. @param {HTMLElement} content */
+  #showStats(content) {
+    const data = this.#loaded
+    const area = this.section.querySelector('.stats-area')
+    const histogram = this.section.querySelector('.histogram')
+    if (!data || !area || !histogram) return
+    area.setAttribute('data-state', data.streamed)
+    if (data.streamed === 'running') area.setAttribute('aria-busy', 'true')
+    else area.removeAttribute('aria-busy')
+    area.replaceChildren(content)
+    histogram.replaceWith(this.#histogramFigure(data))
+    this.#redrawCharts()
   }
 
   /** @param {Row} row */
@@ -153,20 +236,20 @@ export class TensorView {
         chip('bytes', where)))
   }
 
-  /** @param {Row} row @param {string} spec */
-  #sliceForm(row, spec) {
+  /** @param {Row} row */
+  #sliceForm(row) {
     const input = /** @type {HTMLInputElement} */ (el('input', {
-      id: 'slice-input', type: 'text', value: spec, spellcheck: 'false', autocomplete: 'off',
+      id: 'slice-input', type: 'text', value: '', spellcheck: 'false', autocomplete: 'off',
       placeholder: row.shape.length ? `all of it, or e.g. ${row.shape.map((_, i) => (i === 0 ? '0:4' : ':')).join(', ')}` : 'a scalar: all of it',
       'aria-describedby': 'slice-help',
     }))
-    const large = row.quant ? spec !== '' : row.byteLength > LARGE_TENSOR
+    const large = row.quant ? row.elements * 4 > LARGE_TENSOR : row.byteLength > LARGE_TENSOR
     const help = row.quant
       ? large
-        ? `Dequantized, this weight is ${formatBytes(row.elements * 4)} of float32: only these leading rows are read and decoded. Clear the box to decode all of it.`
+        ? `Dequantized, this weight is ${formatBytes(row.elements * 4)} of float32, more than is ever decoded at once: its statistics and histogram are streamed over all of it, a few rows at a time, and the heatmap and values show its leading rows. start:stop over the first dimension narrows all of them.`
         : 'Empty decodes the whole weight. start:stop over the first dimension decodes only those rows (reading only their bytes where the stored layout allows).'
       : large
-        ? `This tensor is ${formatBytes(row.byteLength)}: only this leading block is fetched. Clear the box to fetch all of it.`
+        ? `This tensor is ${formatBytes(row.byteLength)}, more than is ever read at once: its statistics and histogram are streamed over all of it, chunk by chunk, and the heatmap and values show a leading block. A slice (one index or start:stop per leading dimension) narrows all of them.`
         : 'Empty fetches the whole tensor. One index or start:stop per leading dimension; only those bytes are fetched.'
     return el('form', {
       class: 'slice-form',
@@ -184,12 +267,32 @@ export class TensorView {
   /** @param {HTMLElement} result @param {Loaded} data */
   #renderResult(result, data) {
     const s = data.stats
+    const shape = data.selection.shape
     const what = data.row.quant
-      ? `${data.spec ? `Rows [${data.spec}] of the weight` : 'The whole weight'}, dequantized (${data.row.quant.scheme} to F32), shape ${formatShape(data.shape)}`
-      : data.spec ? `Slice [${data.spec}] of shape ${formatShape(data.shape)}` : `The whole tensor, shape ${formatShape(data.shape)}`
+      ? `${data.spec ? `Rows [${data.spec}] of the weight` : 'The whole weight'}, dequantized (${data.row.quant.scheme} to F32), shape ${formatShape(shape)}`
+      : data.spec ? `Slice [${data.spec}] of shape ${formatShape(shape)}` : `The whole tensor, shape ${formatShape(shape)}`
+    const count = s?.count ?? (data.preview || data.floats ? elementCount(shape) : data.byteLength)
+    const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(count)} values, ${formatBytes(data.selection.byteLength)}.`)]
+    if (data.preview) {
+      parts.push(el('p', { class: 'hint preview-line' },
+        `Over ${formatBytes(LARGE_TENSOR)}: the heatmap and values show only its leading ${data.row.quant ? 'rows' : 'block'} [${data.preview}] (shape ${formatShape(data.shape)}); ` +
+        (data.streamed === 'no' ? 'its values cannot be summarised.' : 'the statistics and histogram cover all of it, streamed chunk by chunk without reading it whole.')))
+    }
+    parts.push(el('div', { class: 'stats-area', 'data-state': data.streamed }, this.#statsGrid(data)))
+    parts.push(el('div', { class: 'charts' }, this.#histogramFigure(data), this.#heatmapFigure(data)))
+    parts.push(this.#valuesSection(data))
+    result.replaceChildren(...parts)
+    this.resizeObserver.disconnect()
+    this.resizeObserver.observe(result)
+    this.#redrawCharts()
+  }
+
+  /** The statistics grid (a note instead for values that cannot be summarised). @param {Loaded} data */
+  #statsGrid(data) {
+    const s = data.stats
     const stat = (/** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ title = value, warn = false) =>
       el('div', { class: `stat${warn ? ' stat-warn' : ''}` }, el('dt', { text: label }), el('dd', { class: 'mono', title, text: value }))
-    const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(s?.count ?? data.byteLength)} values, ${formatBytes(data.byteLength)}.`)]
+    const parts = []
     if (s) {
       const counted = (/** @type {number} */ n) => `${formatCount(n)}${n ? ` (${formatPercent(n, s.count)})` : ''}`
       parts.push(el('dl', { class: 'stats-grid', 'aria-label': 'Statistics' },
@@ -201,16 +304,12 @@ export class TensorView {
         stat('Inf', counted(s.infCount), undefined, s.infCount > 0),
         stat('zeros', counted(s.zeroCount)),
         stat('finite', s.finiteCount === s.count ? 'all' : counted(s.finiteCount))))
+      if (data.preview) parts.push(el('p', { class: 'hint stats-scope', text: `Statistics and histogram of all ${formatCount(s.count)} values, streamed.` }))
       if (data.dtype === 'C64') parts.push(el('p', { class: 'hint', text: 'Statistics and histogram cover real and imaginary parts together; the heatmap shows magnitudes.' }))
-    } else {
+    } else if (data.streamed === 'no') {
       parts.push(el('p', { class: 'hint', text: `${data.dtype} values are packed bits with no fixed layout yet: showing raw bytes.` }))
     }
-    parts.push(el('div', { class: 'charts' }, this.#histogramFigure(data), this.#heatmapFigure(data)))
-    parts.push(this.#valuesSection(data))
-    result.replaceChildren(...parts)
-    this.resizeObserver.disconnect()
-    this.resizeObserver.observe(result)
-    this.#redrawCharts()
+    return el('div', {}, ...parts)
   }
 
   /** @param {Loaded} data */
@@ -219,7 +318,8 @@ export class TensorView {
     const figure = el('figure', { class: 'histogram' })
     const title = el('figcaption', {}, el('span', { class: 'figure-title', text: 'Histogram' }))
     if (!s || s.finiteCount === 0 || s.histogram.min === s.histogram.max) {
-      const text = !s ? 'No values to count.' : s.finiteCount === 0 ? 'No finite values.' : `Every finite value is ${formatValue(s.histogram.min)}.`
+      const text = !s ? (data.streamed === 'running' ? 'Counting all the values: follows the statistics.'
+        : data.streamed === 'stopped' ? 'Not counted: the statistics were stopped.' : 'No values to count.') : s.finiteCount === 0 ? 'No finite values.' : `Every finite value is ${formatValue(s.histogram.min)}.`
       figure.append(title, el('p', { class: 'muted chart-empty', text }))
       return figure
     }
@@ -354,18 +454,24 @@ function dequantize(file, row, spec, options) {
 }
 
 /**
- * Copies what the page needs out of a tensor (the caller then frees its wasm memory).
+ * Copies what the page needs out of a tensor (the caller then frees its wasm memory): the
+ * selection, or its leading block `preview` (its statistics are then streamed apart).
  * @param {Row} row @param {string} spec @param {import('../../js/index.js').Tensor} t
+ * @param {{ preview: string | null, streamed: boolean, selection: { shape: number[], byteLength: number } | null }} of
  * @returns {Loaded}
  */
-function readValues(row, spec, t) {
+function readValues(row, spec, t, of) {
   const decodable = !t.dtype.startsWith('F6')
+  const shape = t.shape.map(Number)
   return {
-    row, spec, dtype: t.dtype, shape: t.shape.map(Number), byteLength: t.byteLength,
-    stats: decodable ? t.stats({ bins: BINS }) : null,
+    row, spec, dtype: t.dtype, shape, byteLength: t.byteLength,
+    stats: decodable && !of.preview ? t.stats({ bins: BINS }) : null,
     floats: decodable ? t.toFloat32() : null,
     exact: isInteger(t.dtype) ? t.copy() : null,
     raw: decodable ? null : t.bytes.slice(0, FLAT_VALUES),
+    selection: of.preview && of.selection ? of.selection : { shape, byteLength: t.byteLength },
+    preview: of.preview,
+    streamed: of.streamed ? 'running' : 'no',
   }
 }
 

@@ -1,10 +1,11 @@
 /**
- * Working with a loaded tensor's values in the page: the slice to fetch by default for a large
- * tensor, the 2-D plane a heatmap shows, and the first values as text.
+ * Working with a loaded tensor's values in the page: what of a selection the heatmap and values
+ * show (a leading block of a large one), the 2-D plane a heatmap shows, and the first values as text.
  */
 import { elementCount, formatValue } from './format.js'
 
-/** Tensors larger than this are not fetched whole by default: a leading block is. */
+/** Selections larger than this are never read whole: their statistics are streamed, their
+ * heatmap and values show a leading block. */
 export const LARGE_TENSOR = 16 * 1024 * 1024
 /** The leading block: up to 256 x 256 of the last two dimensions (about 1 MiB along one). */
 const BLOCK = 256
@@ -18,38 +19,102 @@ export function isInteger(dtype) {
 }
 
 /**
- * The slice prefilled for a tensor: '' (all of it) up to LARGE_TENSOR bytes; past that a small
- * leading block: index 0 of every dimension but the last two, and their first 256 entries (a
- * 1-D tensor: its first MiB, in a multiple of 4 elements so that sub-byte dtypes stay aligned).
- * @param {Array<number | bigint>} shape
- * @param {number} byteLength
+ * @typedef {{ shape: number[], byteLength: number, preview: string | null }} Selection
+ *   shape and byteLength: of the selection (a quantized weight's: of its float32 values);
+ *   preview: what the heatmap and values show of it when it is over LARGE_TENSOR bytes, as a
+ *   slice spec of the tensor (null: the selection itself)
  */
-export function defaultSlice(shape, byteLength) {
-  if (byteLength <= LARGE_TENSOR || shape.length === 0) return ''
+
+/**
+ * A tensor's selection (the slice `spec`, '' for all of it) and, past LARGE_TENSOR bytes, its
+ * leading block: index `start` of every kept dimension but the last two, and the first 256
+ * entries of those (a 1-D selection: its first MiB, in a multiple of 4 elements so that sub-byte
+ * dtypes stay aligned). Null when `spec` is not an index or start:stop per leading dimension
+ * within the shape: the library then says what is wrong with it.
+ * @param {string} spec @param {Array<number | bigint>} shape @param {number} bits per element
+ * @returns {Selection | null}
+ */
+export function plainSelection(spec, shape, bits) {
   const dims = shape.map(Number)
-  if (dims.length === 1) {
-    const bits = (byteLength * 8) / elementCount(shape)
-    const n = Math.max(4, Math.floor((BLOCK_BYTES_1D * 8) / bits))
-    return `0:${Math.min(dims[0], n - (n % 4))}`
+  const items = resolveSpec(spec, dims)
+  if (!items) return null
+  /** @type {number[]} */
+  const kept = []
+  items.forEach((item, i) => { if (Array.isArray(item)) kept.push(i) })
+  const selected = kept.map((i) => /** @type {[number, number]} */ (items[i])[1] - /** @type {[number, number]} */ (items[i])[0])
+  const byteLength = Math.ceil((elementCount(selected) * bits) / 8)
+  if (byteLength <= LARGE_TENSOR || kept.length === 0) return { shape: selected, byteLength, preview: null }
+  const block = items.slice()
+  const narrow = (/** @type {number} */ i, /** @type {number} */ n) => {
+    const [start, stop] = /** @type {[number, number]} */ (items[i])
+    block[i] = [start, Math.min(stop, start + n)]
   }
-  return dims.map((d, i) => (i < dims.length - 2 ? '0' : `0:${Math.min(d, BLOCK)}`)).join(', ')
+  if (kept.length === 1) {
+    const n = Math.max(4, Math.floor((BLOCK_BYTES_1D * 8) / bits))
+    narrow(kept[0], n - (n % 4))
+  } else {
+    kept.slice(0, -2).forEach((i) => { block[i] = /** @type {[number, number]} */ (items[i])[0] })
+    kept.slice(-2).forEach((i) => narrow(i, BLOCK))
+  }
+  return { shape: selected, byteLength, preview: block.map((b) => (Array.isArray(b) ? `${b[0]}:${b[1]}` : String(b))).join(', ') }
 }
 
-/** A quantized weight's float32 rows read by default when the whole would exceed LARGE_TENSOR. */
+/**
+ * `spec` resolved against `dims`: per dimension an index or a [start, stop) range, missing
+ * trailing dimensions whole; null when it is not of that form or out of range.
+ * @param {string} spec @param {number[]} dims
+ * @returns {Array<number | [number, number]> | null}
+ */
+function resolveSpec(spec, dims) {
+  const parts = spec.trim() === '' ? [] : spec.split(',').map((p) => p.trim())
+  if (parts.length > dims.length) return null
+  /** @type {Array<number | [number, number]>} */
+  const items = []
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i]
+    const part = parts[i]
+    const at = (/** @type {string | undefined} */ t, /** @type {number} */ fallback) => (t === undefined ? fallback : Number(t) < 0 ? Number(t) + d : Number(t))
+    if (part === undefined) {
+      items.push([0, d])
+    } else if (/^-?\d+$/.test(part)) {
+      const index = at(part, 0)
+      if (index < 0 || index >= d) return null
+      items.push(index)
+    } else {
+      const range = /^(-?\d+)?\s*:\s*(-?\d+)?$/.exec(part)
+      if (!range) return null
+      const start = at(range[1], 0)
+      const stop = at(range[2], d)
+      if (start < 0 || stop > d || start > stop) return null
+      items.push([start, stop])
+    }
+  }
+  return items
+}
+
+/** A quantized weight's float32 rows the heatmap and values show when the selection exceeds LARGE_TENSOR. */
 const QUANT_ROWS = 256
 
 /**
- * The slice prefilled for a quantized weight: '' (all of it) when its float32 form is at most
- * LARGE_TENSOR bytes; past that its leading rows (dequantize slices the first dimension only):
- * up to QUANT_ROWS of them and LARGE_TENSOR bytes of float32, at least one.
- * @param {number[]} shape the logical shape
+ * A quantized weight's selection (leading rows `spec`, '' for all of it: dequantize slices the
+ * first dimension only) and, when its float32 values exceed LARGE_TENSOR bytes, its leading
+ * rows: up to QUANT_ROWS of them and LARGE_TENSOR bytes, at least one. Null when `spec` is not
+ * such a range within the weight (dequantize then says why).
+ * @param {string} spec @param {number[]} shape the logical shape
+ * @returns {Selection | null}
  */
-export function quantDefaultSlice(shape) {
-  const elements = shape.reduce((a, b) => a * b, 1)
-  if (shape.length === 0 || elements * 4 <= LARGE_TENSOR) return ''
-  const perRow = elements / shape[0]
-  const rows = Math.max(1, Math.min(shape[0], QUANT_ROWS, Math.floor(LARGE_TENSOR / (perRow * 4))))
-  return `0:${rows}`
+export function quantSelection(spec, shape) {
+  if (shape.length === 0) return spec.trim() === '' ? { shape: [], byteLength: 4, preview: null } : null
+  const range = quantSlice(spec, shape[0])
+  if (range === 'invalid') return null
+  const [start, stop] = range ?? [0, shape[0]]
+  if (start < 0 || stop > shape[0] || start > stop) return null
+  const perRow = elementCount(shape.slice(1))
+  const selected = [stop - start, ...shape.slice(1)]
+  const byteLength = (stop - start) * perRow * 4
+  if (byteLength <= LARGE_TENSOR) return { shape: selected, byteLength, preview: null }
+  const rows = Math.max(1, Math.min(stop - start, QUANT_ROWS, Math.floor(LARGE_TENSOR / (perRow * 4))))
+  return { shape: selected, byteLength, preview: `${start}:${start + rows}` }
 }
 
 /**
