@@ -1,7 +1,8 @@
 // The inspector (web-demo/) on quantized checkpoints, in headless Chromium against the project's
 // static server: a quantized weight is one row (a badge with its scheme, its logical shape), its
 // parts fold under it, selecting it shows its dequantized values (the same statistics as
-// dequantize() in Node) read by leading rows only, config.json is read beside the file (or
+// dequantize() in Node; a large one's heatmap and values of its leading rows only, its statistics
+// streamed over the whole weight), config.json is read beside the file (or
 // dropped with it), and an inconsistent checkpoint is listed as stored with a coded notice.
 // Screenshots go to tests/artifacts/inspector/ (git-ignored).
 import { after, before, test } from 'node:test'
@@ -23,7 +24,7 @@ const BIG = 'model.layers.0.mlp.down_proj.weight'  // [2400, 2000]: 19.2 MB of f
 const SMALL = 'model.layers.0.self_attn.q_proj.weight'  // [300, 200]: decoded whole
 const BIG_SHAPE = [2400, 2000]
 const SMALL_SHAPE = [300, 200]
-const BIG_ROWS = 256  // the leading rows the inspector decodes of BIG by default
+const BIG_ROWS = 256  // the leading rows of BIG the inspector's heatmap and values show
 const CONFIG = {
   architectures: ['DeepseekV3ForCausalLM'], model_type: 'deepseek_v3', hidden_size: 2000,
   quantization_config: { quant_method: 'fp8', fmt: 'e4m3', activation_scheme: 'dynamic', weight_block_size: [BLOCK, BLOCK] },
@@ -46,7 +47,8 @@ let browser
 let quantBytes
 /** What the page must show, worked out in Node with the library. */
 const expected = /** @type {{ stored: number, parameters: number, big: import('../../js/index.js').Stats,
-  small: import('../../js/index.js').Stats, bigRead: number, bigWeight: number }} */ ({})
+  bigRows: import('../../js/index.js').Stats, small: import('../../js/index.js').Stats, bigRead: number, bigWeight: number,
+  bigScales: number }} */ ({})
 
 /** E4M3FN bytes from a pattern, avoiding the NaN codes 0x7F and 0xFF. @param {number} n @param {number} seed */
 function e4m3(n, seed) {
@@ -91,9 +93,12 @@ before(async () => {
   const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(quantBytes, { quantization: CONFIG }))
   expected.stored = f.names.length
   expected.parameters = f.parameterCount().total
-  const big = await f.dequantize(BIG, { slice: [0, BIG_ROWS] })
+  const big = await f.dequantize(BIG)
   expected.big = big.stats({ bins: 64 })
   big.dispose()
+  const rows = await f.dequantize(BIG, { slice: [0, BIG_ROWS] })
+  expected.bigRows = rows.stats({ bins: 64 })
+  rows.dispose()
   const small = await f.dequantize(SMALL)
   expected.small = small.stats({ bins: 64 })
   small.dispose()
@@ -101,6 +106,7 @@ before(async () => {
   const scaleInfo = f.info(`${BIG}_scale_inv`)
   expected.bigRead = BIG_ROWS * BIG_SHAPE[1] + Math.ceil(BIG_ROWS / BLOCK) * (scaleInfo.byteLength / scaleInfo.shape.map(Number)[0])
   expected.bigWeight = f.info(BIG).byteLength
+  expected.bigScales = scaleInfo.byteLength
   await f.close()
 
   server = await startServer()
@@ -208,27 +214,33 @@ test('a quantized weight is one row with its scheme and logical shape; its parts
   await done()
 })
 
-test('selecting a large quantized weight decodes its leading rows only: the stats of dequantize(), only those bytes read', { skip }, async () => {
+test('a large quantized weight: its leading rows decoded for the heatmap and values (only their bytes read), the stats of the whole dequantize() streamed', { skip }, async () => {
   const { page, done } = await newPage(browser)
   await page.goto(server.pageUrl(WITH_CONFIG))
   await waitOpened(page)
   await page.waitForSelector(`#panel-table tr[data-name="${BIG}"]`)
   server.resetStats()
   await selectWeight(page, BIG)
-  assert.equal(await page.inputValue('#slice-input'), `0:${BIG_ROWS}`)
-  assert.match(await page.textContent('#slice-help') ?? '', /only these leading rows are read and decoded/)
+  assert.equal(await page.inputValue('#slice-input'), '')
+  assert.match(await page.textContent('#slice-help') ?? '', /streamed over all of it, a few rows at a time, and the heatmap and values show its leading rows/)
   await page.waitForSelector('.heatmap-canvas[data-drawn]')
   assert.match(await page.textContent('.loaded-line') ?? '',
-    new RegExp(`^Rows \\[0:${BIG_ROWS}\\] of the weight, dequantized \\(fp8-block to F32\\), shape \\[${BIG_ROWS}, ${BIG_SHAPE[1]}\\]: ${(BIG_ROWS * BIG_SHAPE[1]).toLocaleString('en-US')} values`))
-  sameStats(await shownStats(page), expected.big, BIG)
+    new RegExp(`^The whole weight, dequantized \\(fp8-block to F32\\), shape \\[${BIG_SHAPE.join(', ')}\\]: ${(BIG_SHAPE[0] * BIG_SHAPE[1]).toLocaleString('en-US')} values`))
+  assert.match(await page.textContent('.preview-line') ?? '', new RegExp(`leading rows \\[0:${BIG_ROWS}\\] \\(shape \\[${BIG_ROWS}, ${BIG_SHAPE[1]}\\]\\)`))
   assert.equal(await page.locator('.values-table tbody td.num').count(), 64, 'an 8 x 8 corner of values')
+  // The first read: only the rows shown and their scale rows, every request ranged.
+  const first = server.stats.log.filter((e) => e.path === WITH_CONFIG)
+  assert.ok(first.length >= 1 && first.every((e) => e.range !== null && e.status === 206), JSON.stringify(first))
+  const rowsRead = first.reduce((n, e) => n + e.bytes, 0)
+  assert.ok(rowsRead >= expected.bigRead, `${rowsRead} bytes sent for ${expected.bigRead} needed`)
+  // Then the whole weight's statistics, streamed (the weight read twice: a histogram's pass).
+  await page.waitForSelector('.stats-area[data-state="done"] .stats-grid', { timeout: 30_000 })
+  sameStats(await shownStats(page), expected.big, BIG)
   assert.equal(await page.locator('.histogram-canvas').count(), 1)
-  // Only the rows shown and their scale rows: no whole weight, every request ranged.
   const log = server.stats.log.filter((e) => e.path === WITH_CONFIG)
-  assert.ok(log.length >= 1 && log.every((e) => e.range !== null && e.status === 206), JSON.stringify(log))
+  assert.ok(log.every((e) => e.range !== null && e.status === 206), JSON.stringify(log))
   const sent = server.bytesFor(WITH_CONFIG)
-  assert.ok(sent >= expected.bigRead && sent <= expected.bigRead + 4096, `${sent} bytes sent for ${expected.bigRead} needed`)
-  assert.ok(sent < expected.bigWeight / 4)
+  assert.ok(sent <= expected.bigRead + 2 * (expected.bigWeight + expected.bigScales) + 8192, `${sent} bytes sent`)
   // The header names the scheme, the logical shape and the parts decoded from.
   assert.equal(await page.textContent('.tensor-head .scheme-badge'), 'fp8-block')
   assert.match(await page.textContent('.tensor-head .chips') ?? '', /shape\[2400, 2000\]/)
@@ -236,7 +248,12 @@ test('selecting a large quantized weight decodes its leading rows only: the stat
   assert.match(new URL(page.url()).search, new RegExp(`tensor=${BIG.replace(/\./g, '\\.')}`))
   await page.locator('#tensor-view').screenshot({ path: join(ARTIFACTS, 'quant-weight.png') })
 
-  // Other rows: a range over the first dimension; anything else is refused with a coded error.
+  // Other rows: a range over the first dimension (read whole when small enough, with their own
+  // statistics); anything else is refused with a coded error.
+  await page.fill('#slice-input', `0:${BIG_ROWS}`)
+  await page.click('.slice-form button[type="submit"]')
+  await page.waitForFunction((n) => document.querySelector('.loaded-line')?.textContent?.startsWith(`Rows [0:${n}] of the weight`), BIG_ROWS)
+  sameStats(await shownStats(page), expected.bigRows, `${BIG} [0:${BIG_ROWS}]`)
   await page.fill('#slice-input', '-3:')
   await page.click('.slice-form button[type="submit"]')
   await page.waitForFunction(() => /^Rows \[-3:\] of the weight, .*shape \[3, 2000\]/.test(document.querySelector('.loaded-line')?.textContent ?? ''))
@@ -340,10 +357,11 @@ test('a file dropped with its config.json opens with those settings; dropped alo
   await selectWeight(page, SMALL)
   await page.waitForSelector('.heatmap-canvas[data-drawn]')
   sameStats(await shownStats(page), expected.small, SMALL)
-  await selectWeight(page, BIG)
-  sameStats(await shownStats(page), expected.big, BIG)
   const counts = await page.evaluate(() => Number(/** @type {HTMLElement} */ (document.querySelector('#network')).dataset.bytes))
   assert.ok(counts < quantBytes.length / 4, `read ${counts} of ${quantBytes.length} bytes`)
+  await selectWeight(page, BIG)
+  await page.waitForSelector('.stats-area[data-state="done"] .stats-grid', { timeout: 30_000 })
+  sameStats(await shownStats(page), expected.big, BIG)
 
   await drop(false)
   await page.waitForFunction(() => document.querySelector('#notice .notice-code')?.textContent === 'QuantPartInvalid', null, { timeout: 15_000 })
