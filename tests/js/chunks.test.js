@@ -2,6 +2,7 @@
 // a 6 GiB tensor from a virtual source (bytes generated, never stored) through a bounded heap.
 // load() refuses what cannot be in the heap together before reading.
 import { test } from 'node:test'
+import { createHash } from 'node:crypto'
 import assert from 'node:assert/strict'
 import { open, serialize } from '../../js/node.js'
 import { heapInUse } from '../../js/core/index.js'
@@ -155,6 +156,36 @@ test('a 6 GiB tensor from a virtual source streams every byte once, in order, th
   assert.ok(peak <= 2 * chunkBytes + 4096, `heap above the file's: ${peak} bytes for ${chunkBytes}-byte pieces`)
   await fails(() => f.tensor('huge'), 'OutOfMemory')
   await fails(() => f.load(['huge']), 'OutOfMemory', /chunks\(\)/)
+
+  // stats and digest of it against plain JS over the same generator: every 4 KiB block holds one value.
+  const blocks = size / 4096
+  const counts = new Array(256).fill(0)
+  for (let b = 0; b < 256; b++) counts[virtualByte(b * 4096)] += Math.ceil((blocks - b) / 256) * 4096
+  let sum = 0
+  let squares = 0
+  counts.forEach((n, v) => { sum += n * v; squares += n * v * v })
+  const mean = sum / size
+  const values = counts.flatMap((n, v) => (n > 0 ? [v] : []))
+  const min = Math.min(...values)
+  const max = Math.max(...values)
+  const s = await f.stats('huge', { bins: 256, chunkBytes })
+  assert.deepEqual([s.count, s.finiteCount, s.nanCount, s.infCount, s.zeroCount, s.min, s.max],
+    [size, size, 0, 0, counts[0], min, max])
+  assert.ok(Math.abs(s.mean - mean) <= 1e-12 * mean, `mean ${s.mean}, plain JS ${mean}`)
+  assert.ok(Math.abs(s.std - Math.sqrt(squares / size - mean * mean)) <= 1e-9 * s.std, `std ${s.std}`)
+  // 256 bins over [min, max]: value v in bin min(255, floor((v - min) * 256 / (max - min))).
+  const bins = new Array(256).fill(0)
+  counts.forEach((n, v) => { if (n > 0) bins[Math.min(255, Math.floor(((v - min) * 256) / (max - min)))] += n })
+  assert.deepEqual(s.histogram.counts, bins)
+  const hash = createHash('sha256')
+  const block = new Uint8Array(16 << 20)
+  const source = virtualFile(size)
+  for (let at = 0; at < source.byteLength; at += block.length) {
+    const n = Math.min(block.length, source.byteLength - at)
+    await source.readInto(at, n, () => block.subarray(0, n))
+    hash.update(block.subarray(0, n))
+  }
+  assert.equal(await f.digest(undefined, { chunkBytes }), hash.digest('hex'), 'the whole file\'s SHA-256, streamed')
 })
 
 test('load() refuses tensors that cannot be in the heap together, before reading any', async () => {
