@@ -228,7 +228,7 @@ describe('failures', () => {
       assert.equal(r.stdout, '')
     }
     const help = run('--help')
-    assert.match(help.stdout, /^ {2}convert <in> <out> --dtype bf16\|f16\|f32 \[--only PATTERN\]\.\.\. {3}/m)
+    assert.match(help.stdout, /^ {2}convert <in> <out> --dtype bf16\|f16\|f32 \[--only PATTERN\]\.\.\. \[--dequantize \[--config FILE\]\] {3}/m)
   })
 
   test('failures exit 1, write nothing, leave an existing output untouched', async () => {
