@@ -52,6 +52,7 @@ export const ERROR_INFO = /* @__PURE__ */ deepFreeze({
   ShardMissing: { meaning: 'a shard the index names is not there (not given, no file, HTTP 404)', fix: 'give or upload every shard' },
   IndexMismatch: { meaning: 'the index and a shard\'s header disagree', fix: 'the set was not written together' },
   DeviceLimitExceeded: { meaning: 'a tensor is larger than the GPU device\'s buffer limits (maxBufferSize, maxStorageBufferBindingSize)', fix: 'request larger limits (requiredLimits) when creating the device, or upload slices' },
+  DigestMismatch: { meaning: 'a file\'s SHA-256 is not the one expected (verify --sha256)', fix: 'a corrupt or partial download, or the hash of another revision or file' },
   // Quantized weights (docs/quantized.md).
   QuantPartMissing: { meaning: 'a quantized weight lacks a part its scheme needs (scales, zeros...)', fix: 'a shard missing from the index, or a checkpoint saved without it' },
   QuantPartInvalid: { meaning: 'a part of a quantized weight has the wrong dtype or shape for it', fix: 'a corrupt or hand-edited checkpoint; the message names the part' },

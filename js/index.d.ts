@@ -55,6 +55,7 @@ export type ErrorCode =
   | 'ShardMissing'
   | 'IndexMismatch'
   | 'DeviceLimitExceeded'
+  | 'DigestMismatch'
   | 'QuantPartMissing'
   | 'QuantPartInvalid'
   | 'QuantIndexOutOfRange'

@@ -144,8 +144,8 @@ async function checkHash(f, expected, flags, io, checks, fail) {
     checks.push({ name: 'sha256', status: 'ok', detail: `the file's SHA-256 is ${actual}, as expected`, expected, actual })
     return
   }
-  fail('sha256', new Error(`the file's SHA-256 is ${actual}, not the expected ${expected}: these are not the bytes ` +
-    'the hash is of (a corrupt or partial download, another revision, or the hash of another file)'))
+  fail('sha256', new SafetensorsError('DigestMismatch', `the file's SHA-256 is ${actual}, not the expected ${expected}: ` +
+    'these are not the bytes the hash is of (a corrupt or partial download, another revision, or the hash of another file)'))
   Object.assign(/** @type {Check} */ (checks.at(-1)), { expected, actual })
 }
 

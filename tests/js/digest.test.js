@@ -205,7 +205,7 @@ test('verify --sha256: the right hash passes, shown in --json; a wrong one fails
   const badJson = JSON.parse((await run('verify', path, '--sha256', wrong, '--json')).stdout)
   assert.equal(badJson.ok, false)
   const check = badJson.checks.find((/** @type {any} */ c) => c.name === 'sha256')
-  assert.deepEqual([check.status, check.expected, check.actual], ['fail', wrong, hash])
+  assert.deepEqual([check.status, check.expected, check.actual, check.error.code], ['fail', wrong, hash, 'DigestMismatch'])
 
   // Over HTTP too.
   const remote = await run('verify', server.url('/model.safetensors'), '--sha256', hash)

@@ -165,6 +165,8 @@ export function advice(code: ErrorCode): string {
       return 'an awkward array'
     case 'DeviceLimitExceeded':
       return 'a GPU device'
+    case 'DigestMismatch':
+      return 'a download'
     case 'QuantPartMissing':
     case 'QuantPartInvalid':
     case 'QuantIndexOutOfRange':
