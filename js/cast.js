@@ -168,9 +168,12 @@ function elementCount(shape, what) {
  * Float16Array for F16 where the platform has it). Casting to the tensor's own dtype copies it.
  * @param {import('./writer.js').TensorLike | Tensor} tensor a Tensor or { dtype, shape, data }
  * @param {'F32' | 'BF16' | 'F16'} dtype
+ * @param {{ into?: Float32Array | Uint16Array }} [options] into: the caller's array to write the
+ *   values into (its byte length must be the result's, its elements the dtype's size), returned
+ *   as `data`: a conversion repeated into warm memory skips a fresh array's first touch
  * @returns {Promise<{ dtype: 'F32' | 'BF16' | 'F16', shape: (number | bigint)[], data: Float32Array | Uint16Array }>}
  */
-export async function castTensor(tensor, dtype) {
+export async function castTensor(tensor, dtype, options = {}) {
   if (!CAST_DTYPES.includes(dtype))
     throw new SafetensorsError('InvalidArgument', `cannot cast to ${JSON.stringify(dtype)}: the targets are ${CAST_DTYPES.join(', ')}`)
   if (tensor === null || typeof tensor !== 'object')
@@ -196,8 +199,15 @@ export async function castTensor(tensor, dtype) {
   if (bytes.byteLength !== expected)
     throw new SafetensorsError('TensorInvalidInfo', `${what} ${from} [${Array.from(tensor.shape).join(', ')}] needs ${expected} bytes but its data is ${bytes.byteLength}`, { tensor: name })
   const { ctor } = arrayTypeOf(dtype)
-  const out = new ctor(elements)
-  const outBytes = new Uint8Array(out.buffer)
+  const { into } = options
+  const size = DTYPE_BITS[dtype] / 8
+  if (into !== undefined && (!ArrayBuffer.isView(into) || /** @type {any} */ (into).BYTES_PER_ELEMENT !== size ||
+    into.byteLength !== elements * size)) {
+    throw new SafetensorsError('InvalidArgument', `options.into must be a typed array of ${elements} ${size}-byte elements ` +
+      `for ${what} as ${dtype}`, { tensor: name })
+  }
+  const out = into ?? new ctor(elements)
+  const outBytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
   let at = 0
   for (const chunk of castChunks(core, bytes, from, dtype, elements)) {
     outBytes.set(chunk, at)

@@ -449,9 +449,11 @@ export declare function blobSource(blob: Blob): ByteSource
  * and 16-bit ints); 32- and 64-bit ints go to F32 only. The result lives in JS memory,
  * independent of the input, and is ready for serialize: data is a Float32Array for F32, a
  * Uint16Array for BF16, and for F16 what Tensor.data uses (Float16Array where the platform has
- * it, else Uint16Array). Casting to the tensor's own dtype copies it.
+ * it, else Uint16Array). Casting to the tensor's own dtype copies it. `into`: the caller's
+ * array (of the result's length) to write into and return, so repeated casts reuse warm memory.
  */
-export declare function castTensor<D extends 'F32' | 'BF16' | 'F16'>(tensor: TensorLike | Tensor, dtype: D):
+export declare function castTensor<D extends 'F32' | 'BF16' | 'F16'>(tensor: TensorLike | Tensor, dtype: D,
+  options?: { into?: D extends 'F32' ? Float32Array : Uint16Array }):
   Promise<{ dtype: D; shape: Shape; data: D extends 'F32' ? Float32Array : Uint16Array }>
 
 // ---- Awkward arrays (ak.to_safetensors files) ----

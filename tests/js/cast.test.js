@@ -330,3 +330,24 @@ describe('the API', () => {
     assert.equal(core.heapInUse(), before)
   })
 })
+
+test('castTensor({ into }): the values written into the caller\'s array, which is returned; a wrong array refused', async () => {
+  const values = Float32Array.from({ length: 3000 }, (_, i) => Math.sin(i) * 1000)
+  const f = await open(await serialize({ w: { dtype: 'F32', shape: [30, 100], data: values } }))
+  const t = await f.tensor('w')
+  for (const dtype of /** @type {const} */ (['BF16', 'F16', 'F32'])) {
+    const fresh = await castTensor(t, dtype)
+    const into = dtype === 'F32' ? new Float32Array(3000) : new Uint16Array(3000)
+    const reused = await castTensor(t, dtype, { into })
+    assert.equal(reused.data, into, `${dtype}: the caller's array is the result's data`)
+    assert.deepEqual(new Uint8Array(into.buffer), new Uint8Array(fresh.data.buffer, fresh.data.byteOffset, fresh.data.byteLength))
+  }
+  const within = new Float32Array(3100)
+  await castTensor(t, 'F32', { into: within.subarray(50, 3050) })
+  assert.deepEqual(within.subarray(50, 3050), values, 'into a subarray: at its offset')
+  for (const wrong of [new Float32Array(2999), new Float64Array(3000), new Uint16Array(3000), [1, 2]]) {
+    await assert.rejects(castTensor(t, 'F32', { into: /** @type {any} */ (wrong) }),
+      (/** @type {any} */ e) => e.code === 'InvalidArgument' && /options.into/.test(e.message))
+  }
+  t.dispose()
+})

@@ -325,6 +325,8 @@ export async function writing(t: Tensor, signal: AbortSignal): Promise<void> {
   const f32 = await castTensor(t, 'F32')
   expectType<typeof f32, { dtype: 'F32'; shape: Shape; data: Float32Array }>(true)
   const bf16 = await castTensor(like, 'BF16')
+  const reused: Float32Array = (await castTensor(t, 'F32', { into: new Float32Array(t.elementCount) })).data
+  void reused
   const halves: Uint16Array = bf16.data
   // @ts-expect-error castTensor casts to F32, BF16 or F16 only
   await castTensor(t, 'F64')
