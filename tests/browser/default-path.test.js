@@ -7,7 +7,10 @@
 // Quantized checkpoints too, in each of the three: quantized() and dequantize() (whole and by
 // slice) of a file of every scheme must give what the Node entry gives, and the kernels module
 // (dist/safetensors_quant.mjs, a chunk of its own in the bundle) must load on the first
-// dequantize() and not before.
+// dequantize() and not before. And the streaming entries, in each of the three: f.chunks() of a
+// tensor over the default chunk and of a slice (the pieces copied out and hashed), f.stats(),
+// f.digest() of the whole file and of a tensor, and t.toFloat32({ into }) must give what the Node
+// entry gives (node:crypto over the same bytes, Tensor.stats, toFloat32()).
 //
 // Why: tests that pass their own fetch never see the default path, and it can fail in browsers
 // alone (fetch called as a method of anything but the global object throws "Failed to execute
@@ -28,7 +31,7 @@ import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
 import { fixtures as quantFixtures, toBytes } from '../js/quant-fixtures.js'
-import { PATHS, QUANT, SLICES } from './app/checks.js'
+import { PATHS, QUANT, SLICES, STREAM } from './app/checks.js'
 import { launchChromium, skip } from './chromium.js'
 
 
@@ -56,6 +59,7 @@ const LAZY_QUANT = /\/(js\/quant\/(dequantize|kernels)\.js|dist\/safetensors_qua
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('./app/checks.js').QuantRead<TensorDigest>} QuantDigest
  * @typedef {{ files: Record<string, QuantDigest>, scripts: { beforeDequantize: string[], after: string[] } }} QuantResults
+ * @typedef {import('./app/checks.js').StreamRead} StreamRead
  */
 
 /** @type {Awaited<ReturnType<typeof startAppServer>>} origin A: the app */
@@ -70,7 +74,7 @@ let bundleDir
 const chunks = { kernels: '', kernelsNosimd: '', dequantize: '', core: '' }
 /** What the Node entry reads from the same bytes. */
 const expected = /** @type {{ single: FileDigest, dtypes: FileDigest, sharded: FileDigest, slices: TensorDigest[],
-  float32: TensorDigest, singleSize: number, quant: Record<string, QuantDigest> }} */ ({})
+  float32: TensorDigest, singleSize: number, quant: Record<string, QuantDigest>, stream: StreamRead }} */ ({})
 /** @type {Map<string, number>} the data origin's files and their lengths */
 const sizes = new Map()
 
@@ -148,6 +152,101 @@ async function readQuantFixtures() {
   return out
 }
 
+/** The default piece of f.chunks() (js/io/stream.js), which the pieces of the browsers' reads must be. */
+const DEFAULT_CHUNK_BYTES = 4 << 20
+
+/**
+ * STREAM's file: an F32 tensor over two default chunks (NaN, infinities and zeros among its
+ * values), and a BF16 and an F16 tensor of one element count (toFloat32 into one array).
+ */
+function streamFile() {
+  const f32 = Float32Array.from({ length: 1100 * 2100 }, (_, i) => Math.sin(i * 0.37) * (1 + (i % 977)))
+  f32.set([Number.NaN, Infinity, -Infinity, 0, -0], 1_500_000)
+  f32[3] = Number.NaN
+  const bf16 = new Uint16Array(1024 * 1536).map((_, i) => 0x3f80 + (i % 0x7f) - ((i & 1) << 15))
+  const f16 = new Uint16Array(1536 * 1024).map((_, i) => 0x3c00 + (i % 0x3ff) + (i % 3 === 0 ? 0x8000 : 0))
+  return serialize({
+    'w.f32': { dtype: 'F32', shape: [1100, 2100], data: f32 },
+    'w.bf16': { dtype: 'BF16', shape: [1024, 1536], data: bf16 },
+    'w.f16': { dtype: 'F16', shape: [1536, 1024], data: f16 },
+  }, { metadata: { note: 'made by tests/browser/default-path.test.js for the streaming entries' } })
+}
+
+/**
+ * What the Node entry gives for STREAM's file, by its plain reads: each tensor's and the slice's
+ * bytes hashed with node:crypto, Tensor.stats, the file's SHA-256, toFloat32(). The pieces are
+ * Node's own f.chunks() (default options): their layout, which the browsers' must equal.
+ * @param {Uint8Array} bytes @returns {Promise<StreamRead>}
+ */
+async function readStreamExpected(bytes) {
+  const f = /** @type {SafetensorsFile} */ (await open(bytes))
+  try {
+    /** @param {string} name @param {{ slice?: string }} options @param {Uint8Array} whole */
+    const chunksOf = async (name, options, whole) => {
+      /** @type {[number, number][]} */
+      const pieces = []
+      /** @type {string[]} */
+      const types = []
+      for await (const { offset, data } of f.chunks(name, options)) {
+        pieces.push([offset, data.byteLength])
+        types.push(data.constructor.name)
+      }
+      return { pieces, types, byteLength: whole.byteLength, sha256: sha256(whole) }
+    }
+    const t = await f.tensor(STREAM.chunked)
+    const chunks = await chunksOf(STREAM.chunked, {}, t.bytes.slice())
+    t.dispose()
+    const s = await f.slice(STREAM.slice[0], STREAM.slice[1])
+    const slice = await chunksOf(STREAM.slice[0], { slice: STREAM.slice[1] }, s.bytes.slice())
+    s.dispose()
+    /** @type {StreamRead['stats']} */
+    const stats = {}
+    for (const name of STREAM.stats) {
+      const u = await f.tensor(name)
+      stats[name] = u.stats()
+      u.dispose()
+    }
+    const d = await f.tensor(STREAM.digest)
+    const tensorDigest = sha256(d.bytes)
+    d.dispose()
+    const into = []
+    for (const name of STREAM.into) {
+      const u = await f.tensor(name)
+      const values = u.toFloat32()
+      into.push({ name, same: true, length: values.length, sha256: sha256(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)) })
+      u.dispose()
+    }
+    assert.equal(new Set(into.map((i) => i.length)).size, 1, 'STREAM.into: one element count')
+    return { chunks, slice, stats, fileDigest: sha256(bytes), tensorDigest, into }
+  } finally {
+    await f.close()
+  }
+}
+
+/**
+ * What a realm's streaming reads gave equals the Node entry's; the pieces of f.chunks() are in
+ * order, end to end, of the default size but the last, and more than one.
+ * @param {StreamRead} got @param {string} what
+ */
+function assertStream(got, what) {
+  const want = expected.stream
+  for (const key of /** @type {const} */ (['chunks', 'slice'])) {
+    const { pieces } = got[key]
+    assert.ok(pieces.length > 1, `${what}: f.chunks() ${key} came in several pieces: ${JSON.stringify(pieces)}`)
+    pieces.forEach(([offset, length], i) => {
+      assert.equal(offset, i * DEFAULT_CHUNK_BYTES, `${what}: ${key} piece ${i} starts where the one before ended`)
+      if (i < pieces.length - 1) assert.equal(length, DEFAULT_CHUNK_BYTES, `${what}: ${key} piece ${i} is a default chunk`)
+    })
+  }
+  assert.deepEqual(got.chunks, want.chunks, `${what}: f.chunks(${STREAM.chunked}): pieces, their views' class, the bytes`)
+  assert.deepEqual(got.slice, want.slice, `${what}: f.chunks(${STREAM.slice[0]}, { slice: '${STREAM.slice[1]}' })`)
+  assert.deepEqual(Object.keys(got.stats), [...STREAM.stats])
+  for (const name of STREAM.stats) assert.deepEqual(got.stats[name], want.stats[name], `${what}: f.stats(${name}) is Tensor.stats`)
+  assert.equal(got.fileDigest, want.fileDigest, `${what}: f.digest() is the file's SHA-256`)
+  assert.equal(got.tensorDigest, want.tensorDigest, `${what}: f.digest(${STREAM.digest}) is the tensor's bytes' SHA-256`)
+  assert.deepEqual(got.into, want.into, `${what}: t.toFloat32({ into }) returned into, holding toFloat32()'s values, for each of ${STREAM.into}`)
+}
+
 /** A [4, 8] tensor of every dtype, made of arbitrary bytes (NaN and Inf patterns included). */
 function allDtypesFile() {
   /** @type {Record<string, { dtype: any, shape: number[], data: Uint8Array }>} */
@@ -186,6 +285,8 @@ before(async () => {
   assert.ok(expected.slices.every((s) => s.byteLength > 0))
   const quant = await readQuantFixtures()
   expected.quant = Object.fromEntries([...quant].map(([fixture, q]) => [fixture, q.digest]))
+  const streamBytes = await streamFile()
+  expected.stream = await readStreamExpected(streamBytes)
 
   data = await startDataServer({ lifetime: 300_000 })
   /** @param {string} path @param {Uint8Array} bytes */
@@ -198,6 +299,8 @@ before(async () => {
   const folder = PATHS.index.slice(0, -INDEX_NAME.length)
   for (const [name, bytes] of shards) serve(folder + name, bytes)
   for (const [fixture, q] of quant) serve(QUANT[fixture].path, q.bytes)
+  serve(STREAM.path, streamBytes)
+  serve(STREAM.digestPath, streamBytes)
   data.addVirtual(LARGE, { size: 256 * 1024 * 1024, fill: (out) => out.fill(0) })
 
   app = await startAppServer()
@@ -352,6 +455,21 @@ function assertQuantRanged() {
   for (const { path } of Object.values(QUANT)) assertRanged(path, 1)
 }
 
+/**
+ * STREAM's file at both its paths, read by Range; at digestPath, every byte of the file reached
+ * the server (the whole file's digest read it over the network, not from Chromium's cache).
+ */
+function assertStreamRanged() {
+  assertRanged(STREAM.path)
+  assertRanged(STREAM.digestPath)
+  const size = /** @type {number} */ (sizes.get(STREAM.digestPath))
+  const ranges = data.stats.log.filter((e) => e.path === STREAM.digestPath)
+    .map((e) => /** @type {RegExpExecArray} */ (/^bytes=(\d+)-(\d+)$/.exec(e.range ?? '')).slice(1).map(Number)).sort((a, b) => a[0] - b[0])
+  let covered = 0
+  for (const [start, end] of ranges) if (start <= covered) covered = Math.max(covered, end + 1)
+  assert.equal(covered, size, `${STREAM.digestPath}: f.digest() read the whole file over the network: ${JSON.stringify(ranges)}`)
+}
+
 /** @param {{ failed: string[], unsettled: string[], errors: string[] }} run @param {string} what */
 function assertCleanNetwork(run, what) {
   assert.deepEqual(run.failed, [], `${what}: Chromium reports no failed request (a ranged body cancelled after it arrived ` +
@@ -360,7 +478,7 @@ function assertCleanNetwork(run, what) {
   assert.deepEqual(run.errors, [], `${what}: no script errors`)
 }
 
-test('a page reads a URL on another origin with default options: every tensor, slices, a sharded set, a Blob, quantized weights', { skip, timeout: 60_000 }, async () => {
+test('a page reads a URL on another origin with default options: every tensor, slices, a sharded set, a Blob, quantized weights, streamed', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}page.html`, { run: 'main' })
   assertOk(run.results)
   const r = run.results
@@ -388,10 +506,13 @@ test('a page reads a URL on another origin with default options: every tensor, s
   assert.ok(run.requested.includes(`${app.origin}/${KERNELS}`), 'the page loaded the kernels (SIMD build)')
   assert.ok(!run.requested.includes(`${app.origin}/${KERNELS_NOSIMD}`), 'and not the build without SIMD')
   assertLazyKernels(quant.scripts, { eager: '/dist/safetensors_core.mjs', lazy: (u) => LAZY_QUANT.test(u), loaded: [`/${KERNELS}`, '/js/quant/dequantize.js', '/js/quant/kernels.js'] }, 'the page')
+  // The streaming entries: chunks, stats, digest, toFloat32 into an array.
+  assertStream(r.stream, 'the page')
+  assertStreamRanged()
   assertCleanNetwork(run, 'reads on the page')
 })
 
-test('a module worker reads and dequantizes with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
+test('a module worker reads, dequantizes and streams with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}page.html`, { run: 'worker' })
   assertOk(run.results)
   const r = run.results
@@ -426,6 +547,9 @@ test('a module worker reads and dequantizes with default options and transfers c
   assertLazyKernels(quant.scripts, { eager: '/dist/safetensors_core.mjs', lazy: (u) => LAZY_QUANT.test(u), loaded: [`/${KERNELS}`, '/js/quant/dequantize.js', '/js/quant/kernels.js'] }, 'the worker')
   assertRanged(PATHS.single)
   assertRanged(PATHS.slices)
+  // The streaming entries, in the worker.
+  assertStream(r.stream, 'the worker')
+  assertStreamRanged()
   assert.ok(run.requested.some((u) => u.startsWith(`${app.origin}${APP_URL}worker.js`)), 'the worker script was loaded')
   // Chromium reports a dedicated worker's requests as the page's: the failed-request check sees
   // them (more than reach the server: the HTTP cache answers the re-read of FLOAT32_TENSOR).
@@ -434,7 +558,7 @@ test('a module worker reads and dequantizes with default options and transfers c
   assertCleanNetwork(run, 'reads in the worker')
 })
 
-test('an esbuild bundle of an app reads every tensor, slices and quantized weights, loading nothing but the bundle', { skip, timeout: 60_000 }, async () => {
+test('an esbuild bundle of an app reads every tensor, slices and quantized weights, and streams, loading nothing but the bundle', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}bundled.html`)
   assertOk(run.results)
   assert.deepEqual(run.results.single, expected.single, 'one file by URL, bundled')
@@ -455,6 +579,8 @@ test('an esbuild bundle of an app reads every tensor, slices and quantized weigh
   assertRanged(PATHS.single)
   assertRanged(PATHS.slices)
   assertQuantRanged()
+  assertStream(run.results.stream, 'the bundle')
+  assertStreamRanged()
   assertCleanNetwork(run, 'reads by the bundle')
 })
 

@@ -5,7 +5,9 @@
 // reads from the same file: stored bytes, the F32 and F16 conversions, quantized weights
 // dequantized. The page's test-only hook (/js/wasm.js and /js/core/index.js, the same module
 // instances as the entry's) samples the heap in use at every writeBuffer: its high-water mark
-// must stay under two chunks plus the header. Skips, saying why, where Chromium gives no adapter.
+// must stay under two chunks plus the header. A module worker (an app's loader off the main
+// thread: WebGPU's navigator.gpu is there too) uploads with default options as well, maps its
+// buffers back and hashes them there. Skips, saying why, where Chromium gives no adapter.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -28,6 +30,51 @@ const PAGE_HTML = `<!doctype html>
   globalThis.st = { open, heapInUse: () => heapInUse(core) }
   globalThis.ready = true
 </script></body></html>`
+
+/** The module worker an app would start: the entry, default options, nothing of the test's. */
+const WORKER = '/tests/browser/gpu/worker.js'
+/** Gets { url, byteLengths }: opens the file, uploads every tensor with toGPU's defaults, copies
+ * each buffer into a MAP_READ one, maps it and hashes its first byteLength bytes (the rest must be
+ * zero padding); posts { names, buffers } or { error }. (Playwright reports a dedicated worker's
+ * console on its page: the page's listener sees a console error of the worker.) */
+const WORKER_JS = `import { open } from '/js/index.js'
+const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+self.onmessage = async (event) => {
+  const { url, byteLengths } = event.data
+  try {
+    if (!('gpu' in navigator)) throw new Error('navigator.gpu is missing in the module worker')
+    const adapter = await navigator.gpu.requestAdapter()
+    if (!adapter) throw new Error('navigator.gpu.requestAdapter() gave no adapter in the module worker')
+    const device = await adapter.requestDevice()
+    const errors = []
+    device.addEventListener('uncapturederror', (e) => errors.push(e.error.message))
+    const f = await open(url)
+    const names = f.names
+    const map = await f.toGPU(device, names)
+    const buffers = {}
+    for (const [name, buffer] of map) {
+      const read = device.createBuffer({ size: buffer.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
+      const encoder = device.createCommandEncoder()
+      encoder.copyBufferToBuffer(buffer, 0, read, 0, buffer.size)
+      device.queue.submit([encoder.finish()])
+      await read.mapAsync(GPUMapMode.READ)
+      const bytes = new Uint8Array(read.getMappedRange())
+      const byteLength = byteLengths[name]
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes.slice(0, byteLength)))
+      buffers[name] = { byteLength, size: buffer.size, usage: buffer.usage, paddingZero: bytes.subarray(byteLength).every((b) => b === 0), sha256: hex(digest) }
+      read.unmap()
+      read.destroy()
+      buffer.destroy()
+    }
+    await f.close()
+    device.destroy()
+    if (errors.length > 0) throw new Error('WebGPU validation errors: ' + errors.join('; '))
+    self.postMessage({ names, buffers })
+  } catch (error) {
+    self.postMessage({ error: { code: error?.code, message: String(error?.message ?? error) } })
+  }
+}
+`
 
 /** @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile */
 
@@ -133,6 +180,7 @@ before(async () => {
 
   app = await startAppServer()
   app.addFile(PAGE, new TextEncoder().encode(PAGE_HTML))
+  app.addFile(WORKER, new TextEncoder().encode(WORKER_JS))
   browser = await launchChromium({ webgpu: true })
   page = await browser.newPage()
   page.on('pageerror', (e) => pageErrors.push(e.message))
@@ -347,4 +395,32 @@ test('abort mid-way: Aborted, every buffer made so far destroyed, the heap back 
   assert.equal(run.destroyed, run.created, 'each destroyed')
   assert.equal(run.heap.after, run.heap.before, 'the heap is back where it was')
   assert.deepEqual(pageErrors, [])
+})
+
+test('a module worker uploads every tensor with default options; read back, the bytes equal what Node reads', { skip, timeout: TIMEOUT }, async (t) => {
+  if (skipped(t)) return
+  const url = data.base + '/mixed/model.safetensors'
+  const run = /** @type {{ names?: string[], buffers?: Record<string, Uploaded>, error?: { code?: string, message: string } }} */ (
+    await page.evaluate(({ worker, url, byteLengths }) => new Promise((resolve, reject) => {
+      const w = new Worker(worker, { type: 'module' })
+      w.onmessage = (event) => { w.terminate(); resolve(event.data) }
+      w.onerror = (event) => {
+        event.preventDefault()
+        w.terminate()
+        reject(new Error(`the worker failed: ${event.message || 'error event without a message (a module that did not load?)'}`))
+      }
+      w.postMessage({ url, byteLengths })
+    }), { worker: WORKER, url, byteLengths: byteLengths() }))
+  if (run.error) assert.fail(`toGPU failed in the worker: ${run.error.code}: ${run.error.message}`)
+  assert.deepEqual(pageErrors, [], 'no script errors in the page or the worker')
+  const buffers = /** @type {Record<string, Uploaded>} */ (run.buffers)
+  assert.deepEqual(run.names, Object.keys(expected.mixed), 'f.names in the worker')
+  assert.deepEqual(Object.keys(buffers).sort(), Object.keys(expected.mixed).sort(), 'a buffer per name')
+  for (const [name, e] of Object.entries(expected.mixed)) {
+    const b = buffers[name]
+    assert.equal(b.sha256, e.bytes, `${name}: the bytes, uploaded in the worker`)
+    assert.equal(b.size, Math.max(4, Math.ceil(e.byteLength / 4) * 4), `${name}: size padded to 4`)
+    assert.ok(b.paddingZero, `${name}: zero padding`)
+    assert.equal(b.usage, 0x80 | 0x8 | 0x4, `${name}: STORAGE | COPY_DST | COPY_SRC`)
+  }
 })

@@ -5,7 +5,7 @@
  * kernels, dist/safetensors_quant*.mjs, are chunks of their own, loaded by the first dequantize).
  */
 import { open } from 'safetensors-wasm'
-import { PATHS, digestOf, publish, readEvery, readQuantized, readSlices } from './checks.js'
+import { PATHS, digestOf, publish, readEvery, readQuantized, readSlices, readStreamed } from './checks.js'
 
 const data = new URLSearchParams(location.search).get('data') ?? location.origin
 publish(async () => ({
@@ -13,4 +13,6 @@ publish(async () => ({
   slices: await readSlices(open, data + PATHS.slices),
   // Quantized files, dequantized: the kernels are chunks of the bundle, loaded on first use.
   quant: await readQuantized(open, data, digestOf),
+  // The streaming entries: their modules (f.stats's, f.digest's, the stream reader) are chunks too.
+  stream: await readStreamed(open, data),
 }))

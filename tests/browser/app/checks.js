@@ -14,6 +14,12 @@
  * @typedef {import('../../../js/index.js').QuantizedWeight} QuantizedWeight
  * @typedef {[number | null, number | null]} RowSlice
  * @typedef {{ path: string, slice: readonly [string, RowSlice] }} QuantFile
+ * @typedef {{ pieces: [number, number][], types: string[], byteLength: number, sha256: string }} ChunksRead
+ *   f.chunks(): each piece's [offset, byteLength], its view's class, and the concatenation's length and SHA-256
+ * @typedef {{ name: string, same: boolean, length: number, sha256: string }} IntoRead
+ *   t.toFloat32({ into }): whether `into` itself came back, and its values' SHA-256
+ * @typedef {{ chunks: ChunksRead, slice: ChunksRead, stats: Record<string, import('../../../js/index.js').Stats>,
+ *   fileDigest: string, tensorDigest: string, into: IntoRead[] }} StreamRead
  */
 
 /**
@@ -59,6 +65,26 @@ export const QUANT = Object.freeze({
   'awq-odd': { path: '/quant/awq-odd/model.safetensors', slice: ['model.layers.0.mlp.down_proj.weight', [3, 37]] },
   'bnb-nf4-nested': { path: '/quant/bnb-nf4-nested/model.safetensors', slice: ['model.layers.0.mlp.up_proj.weight', [33, 290]] },
   'ct-pack': { path: '/quant/ct-pack/model.safetensors', slice: ['model.layers.0.self_attn.o_proj.weight', [1, 43]] },
+})
+
+/**
+ * The streaming entries (f.chunks, f.stats, f.digest, t.toFloat32({ into })) on a file made for
+ * them (default-path.test.js makes it): `chunked`, larger than the default chunk (4 MiB), comes
+ * in several pieces; `slice` is a slice of it across many byte ranges; `stats` are summarised by
+ * streaming (an F32 tensor over one chunk is read twice: the histogram's pass); `digest` is
+ * hashed alone, and the whole file with it; `into` are converted one after the other into the
+ * same Float32Array (the same element count). The file is served at two paths, so that the
+ * whole file's digest reaches the network (Chromium's HTTP cache would answer it from the ranges
+ * the other reads left): `path` for the reads, `digestPath` for f.digest() and f.digest(name).
+ */
+export const STREAM = Object.freeze({
+  path: '/stream/model.safetensors',
+  digestPath: '/stream-digest/model.safetensors',
+  chunked: 'w.f32',
+  slice: /** @type {readonly [string, string]} */ (['w.f32', '3:1001, 7:2050']),
+  stats: Object.freeze(['w.f32', 'w.bf16']),
+  digest: 'w.bf16',
+  into: Object.freeze(['w.bf16', 'w.f16']),
 })
 
 /** @param {ArrayBufferView} view @returns {Promise<string>} lowercase hex */
@@ -112,6 +138,75 @@ export async function readSlices(open, src) {
       t.dispose()
     }
     return out
+  } finally {
+    await f.close()
+  }
+}
+
+/**
+ * f.chunks(name, options) as an app uses it: each piece copied out before the next step (a piece
+ * is valid until then), the copies concatenated and hashed.
+ * @param {Awaited<ReturnType<Open>>} f @param {string} name @param {{ slice?: string }} [options]
+ * @returns {Promise<ChunksRead>}
+ */
+export async function readChunks(f, name, options) {
+  /** @type {Uint8Array[]} */
+  const copies = []
+  /** @type {[number, number][]} */
+  const pieces = []
+  /** @type {string[]} */
+  const types = []
+  for await (const { offset, data } of f.chunks(name, options)) {
+    pieces.push([offset, data.byteLength])
+    types.push(data.constructor.name)
+    copies.push(new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice())
+  }
+  const all = new Uint8Array(copies.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const c of copies) {
+    all.set(c, at)
+    at += c.length
+  }
+  return { pieces, types, byteLength: all.length, sha256: await sha256(all) }
+}
+
+/**
+ * Opens STREAM's file on the data origin and uses each streaming entry with default options:
+ * f.chunks() of a tensor and of a slice, f.stats() of STREAM.stats, t.toFloat32({ into }) of
+ * STREAM.into into one array; then, opened at its other path, f.digest() of the whole file and
+ * f.digest() of a tensor.
+ * @param {Open} open @param {string} data the data origin @returns {Promise<StreamRead>}
+ */
+export async function readStreamed(open, data) {
+  const f = await open(data + STREAM.path)
+  try {
+    const chunks = await readChunks(f, STREAM.chunked)
+    const slice = await readChunks(f, STREAM.slice[0], { slice: STREAM.slice[1] })
+    /** @type {StreamRead['stats']} */
+    const stats = {}
+    for (const name of STREAM.stats) stats[name] = await f.stats(name)
+    /** @type {IntoRead[]} */
+    const into = []
+    /** @type {Float32Array | null} */
+    let array = null
+    for (const name of STREAM.into) {
+      const t = await f.tensor(name)
+      try {
+        array ??= new Float32Array(t.elementCount).fill(Number.NaN)
+        const out = t.toFloat32({ into: array })
+        into.push({ name, same: out === array, length: array.length, sha256: await sha256(array) })
+      } finally {
+        t.dispose()
+      }
+    }
+    const g = await open(data + STREAM.digestPath)
+    try {
+      const fileDigest = await g.digest()
+      const tensorDigest = await g.digest(STREAM.digest)
+      return { chunks, slice, stats, fileDigest, tensorDigest, into }
+    } finally {
+      await g.close()
+    }
   } finally {
     await f.close()
   }

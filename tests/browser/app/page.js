@@ -3,7 +3,7 @@
  * `run`). `run: 'main'` reads on the page's own thread; `run: 'worker'` starts worker.js as a
  * module worker and hashes what it transfers back.
  */
-import { PATHS, digestOf, publish, readEvery, readQuantized, readSlices } from './checks.js'
+import { PATHS, digestOf, publish, readEvery, readQuantized, readSlices, readStreamed } from './checks.js'
 
 /**
  * @typedef {import('./checks.js').Open} Open
@@ -21,7 +21,8 @@ export function run(open, data, mode) {
 }
 
 /** Every way a page reads: URL, slices, a sharded set by its index URL, a Blob; then quantized
- * files, dequantized (the kernels load on the first dequantize()).
+ * files, dequantized (the kernels load on the first dequantize()); then the streaming entries
+ * (chunks, stats, digest, toFloat32 into an array) on STREAM's file.
  * @param {Open} open @param {string} data */
 async function onPage(open, data) {
   const single = await readEvery(open, data + PATHS.single)
@@ -35,7 +36,8 @@ async function onPage(open, data) {
   const fromBlob = await readEvery(open, blob)
   const blobSlices = await readSlices(open, blob)
   const quant = await readQuantized(open, data, digestOf)
-  return { single, dtypes, slices, sharded, blob: fromBlob, blobSlices, blobSize: blob.size, quant }
+  const stream = await readStreamed(open, data)
+  return { single, dtypes, slices, sharded, blob: fromBlob, blobSlices, blobSize: blob.size, quant, stream }
 }
 
 /** Starts worker.js, asks it to read, hashes the arrays it transfers.
@@ -75,6 +77,7 @@ async function inWorker(data) {
       sentByteLengths: got.detached.byteLengths,
       quantSentByteLengths: got.detached.quantByteLengths,
       dataTransfer: got.detached.dataTransfer,
+      stream: got.result.stream,
     }
   } finally {
     worker.terminate()

@@ -2,16 +2,18 @@
  * A module worker that uses the package's browser entry as an app's worker does: opens the file
  * and slices on the data origin with default options, dequantizes the quantized files (QUANT),
  * and transfers copies of the tensors to the page (`t.data` itself is a view of wasm memory,
- * whose buffer cannot be transferred).
+ * whose buffer cannot be transferred); then uses the streaming entries (chunks, stats, digest,
+ * toFloat32 into an array) on STREAM's file and sends what they gave (hashes, statistics).
  */
 import { open } from '../../../js/index.js'
-import { PATHS, SLICES, errorReport, readQuantized } from './checks.js'
+import { PATHS, SLICES, errorReport, readQuantized, readStreamed } from './checks.js'
 
 /**
  * @typedef {{ name: string, dtype: string, shape: number[], type: string, data: ArrayBufferView }} Sent
  * @typedef {{ files: Record<string, import('./checks.js').QuantRead<Sent>>,
  *   scripts: { beforeDequantize: string[], after: string[] } }} QuantResult
- * @typedef {{ kind: 'result', names: string[], tensors: Sent[], slices: Sent[], float32: Sent, quant: QuantResult }
+ * @typedef {{ kind: 'result', names: string[], tensors: Sent[], slices: Sent[], float32: Sent, quant: QuantResult,
+ *     stream: import('./checks.js').StreamRead }
  *   | { kind: 'detached', byteLengths: number[], quantByteLengths: number[], dataTransfer: string }
  *   | { kind: 'error', error: import('./checks.js').ErrorReport }} WorkerMessage
  * @typedef {{ postMessage(message: WorkerMessage, transfer?: Transferable[]): void,
@@ -57,9 +59,11 @@ scope.onmessage = async (/** @type {MessageEvent<{ data: string }>} */ event) =>
     await f.close()
     // The quantized files, dequantized here: the kernels load in the worker, on first use.
     const quant = await readQuantized(open, event.data.data, sent)
+    // The streaming entries, hashed here (crypto.subtle in the worker).
+    const stream = await readStreamed(open, event.data.data)
     const views = [...tensors, ...slices, float32].map((s) => s.data)
     const quantViews = Object.values(quant.files).flatMap((q) => [...q.weights, q.slice]).map((s) => s.data)
-    scope.postMessage({ kind: 'result', names: [...loaded.keys()], tensors, slices, float32, quant },
+    scope.postMessage({ kind: 'result', names: [...loaded.keys()], tensors, slices, float32, quant, stream },
       [...views, ...quantViews].map((v) => /** @type {ArrayBuffer} */ (v.buffer)))
     scope.postMessage({ kind: 'detached', byteLengths: views.map((v) => v.byteLength),
       quantByteLengths: quantViews.map((v) => v.byteLength), dataTransfer })
