@@ -202,6 +202,8 @@ export class ShardedFile {
   #quantization
   /** @type {import('./quant/detect.js').Detection | null} over every shard, once all are loaded */
   #detection = null
+  /** @type {Map<string, import('./quant/detect.js').Detection>} dequantize's, by weight, before that */
+  #detectedFor = new Map()
 
   /**
    * @param {ShardIndex} index
@@ -361,14 +363,16 @@ export class ShardedFile {
    */
   async dequantize(name, options = {}) {
     this.#open()
-    let found = this.#detection
+    let found = this.#detection ?? this.#detectedFor.get(name)
     if (!found) {
-      // The parts share the logical name's module prefix: detect among those names alone.
+      // The parts share the logical name's module prefix: detect among those names alone, once
+      // per weight (stats and toGPU dequantize a weight piece by piece).
       const prefix = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : name
       const names = this.#index.names.filter((n) => n.startsWith(prefix))
       const shards = new Set(names.map((n) => /** @type {number} */ (this.#index.shardOf(n))))
       await pool([...shards], this.#concurrency, options.signal, (i, signal) => this.#file(i, signal))
       found = detect(this.#view(names), this.#quantization)
+      this.#detectedFor.set(name, found)
     }
     const entry = quantizedEntry(found, name, (n) => this.#index.shardOf(n) !== undefined)
     const { dequantize } = await import('./quant/dequantize.js')
