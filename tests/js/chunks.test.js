@@ -101,15 +101,21 @@ test('chunks: two pieces in the heap at most; leaving the loop early frees them;
 /** The byte at `i` of the virtual tensor: cheap to make in bulk (one value per 4 KiB block). */
 const virtualByte = (/** @type {number} */ i) => (Math.floor(i / 4096) * 29 + 11) & 255
 
+/** The length prefix and the header of a file whose header is `header`. @param {object} header */
+function fileStart(header) {
+  const json = new TextEncoder().encode(JSON.stringify(header))
+  const prefix = new Uint8Array(8 + json.length)
+  new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true)
+  prefix.set(json, 8)
+  return prefix
+}
+
 /**
  * A ByteSource of a safetensors file with one U8 tensor of `size` bytes, generated on read.
  * @param {number} size
  */
 function virtualFile(size) {
-  const header = new TextEncoder().encode(JSON.stringify({ huge: { dtype: 'U8', shape: [size], data_offsets: [0, size] } }))
-  const prefix = new Uint8Array(8 + header.length)
-  new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true)
-  prefix.set(header, 8)
+  const prefix = fileStart({ huge: { dtype: 'U8', shape: [size], data_offsets: [0, size] } })
   const fill = (/** @type {Uint8Array} */ out, /** @type {number} */ offset) => {
     for (let at = 0; at < out.length;) {
       const i = offset + at
@@ -190,12 +196,9 @@ test('a 6 GiB tensor from a virtual source streams every byte once, in order, th
 
 test('load() refuses tensors that cannot be in the heap together, before reading any', async () => {
   const size = 3 * 2 ** 30
-  const header = new TextEncoder().encode(JSON.stringify({
+  const prefix = fileStart({
     a: { dtype: 'U8', shape: [size], data_offsets: [0, size] }, b: { dtype: 'U8', shape: [size], data_offsets: [size, 2 * size] },
-  }))
-  const prefix = new Uint8Array(8 + header.length)
-  new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true)
-  prefix.set(header, 8)
+  })
   let reads = 0
   const source = {
     byteLength: prefix.length + 2 * size,
