@@ -11,9 +11,9 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { open, serialize } from '../../js/node.js'
-import { formatValue } from '../../js/format.js'
 import { startServer } from '../servers/static-server.js'
 import { startHub } from '../js/hub-server.js'
+import { sameStats, shownStats } from './inspector-stats.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
@@ -135,21 +135,6 @@ async function selectWeight(page, name) {
   await page.click(`#panel-table tr[data-name="${name}"] td.name .mono`)
   await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n &&
     document.querySelector('.result')?.getAttribute('aria-busy') === null, name, { timeout: 20_000 })
-}
-
-/** The statistics grid as label -> text. @param {import('playwright-core').Page} page */
-function shownStats(page) {
-  return page.$$eval('.stats-grid .stat', (els) => Object.fromEntries(els.map((e) => [e.querySelector('dt')?.textContent, e.querySelector('dd')?.textContent])))
-}
-
-/** @param {Record<string, string | null | undefined>} shown @param {import('../../js/index.js').Stats} s @param {string} what */
-function sameStats(shown, s, what) {
-  assert.equal(shown.min, formatValue(s.min), `${what} min`)
-  assert.equal(shown.max, formatValue(s.max), `${what} max`)
-  assert.equal(shown.mean, formatValue(s.mean), `${what} mean`)
-  assert.equal(shown.std, formatValue(s.std), `${what} std`)
-  assert.equal(shown.NaN?.split(' ')[0], s.nanCount.toLocaleString('en-US'), `${what} NaN`)
-  assert.equal(shown.zeros?.split(' ')[0], s.zeroCount.toLocaleString('en-US'), `${what} zeros`)
 }
 
 /** The notice's text once shown. @param {import('playwright-core').Page} page */

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { open, serialize } from '../../js/node.js'
 import { formatValue } from '../../js/format.js'
 import { startServer } from '../servers/static-server.js'
+import { sameStats, shownStats } from './inspector-stats.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
@@ -111,22 +112,6 @@ after(async () => {
   await browser?.close()
   await server?.close()
 })
-
-/** The statistics grid as label -> text. @param {import('playwright-core').Page} page */
-function shownStats(page) {
-  return page.$$eval('.stats-grid .stat', (els) => Object.fromEntries(els.map((e) => [e.querySelector('dt')?.textContent, e.querySelector('dd')?.textContent])))
-}
-
-/** @param {Record<string, string | null | undefined>} shown @param {import('../../js/index.js').Stats} s @param {string} what */
-function sameStats(shown, s, what) {
-  assert.equal(shown.min, formatValue(s.min), `${what} min`)
-  assert.equal(shown.max, formatValue(s.max), `${what} max`)
-  assert.equal(shown.mean, formatValue(s.mean), `${what} mean`)
-  assert.equal(shown.std, formatValue(s.std), `${what} std`)
-  assert.equal(shown.NaN?.split(' ')[0], s.nanCount.toLocaleString('en-US'), `${what} NaN`)
-  assert.equal(shown.Inf?.split(' ')[0], s.infCount.toLocaleString('en-US'), `${what} Inf`)
-  assert.equal(shown.zeros?.split(' ')[0], s.zeroCount.toLocaleString('en-US'), `${what} zeros`)
-}
 
 /** Waits for the streamed statistics to be shown. @param {import('playwright-core').Page} page */
 async function statsDone(page) {
