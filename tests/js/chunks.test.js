@@ -75,6 +75,22 @@ test('chunks of a slice are the slice\'s bytes; progress counts them; a sharded 
   assert.deepEqual(await gather(g.chunks('b', { chunkBytes: 100 })), TENSORS.bf16.data)
 })
 
+/**
+ * Leaving the loop over 'big' (1 MiB pieces) at `breakAt`, and aborting it after the first
+ * piece, frees both buffers: the heap is back at `before`.
+ * @param {any} f @param {any} core @param {number} before @param {number} breakAt
+ */
+async function stopsEarly(f, core, before, breakAt) {
+  for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20 })) if (offset >= breakAt) break
+  assert.equal(heapInUse(core), before, 'both buffers freed on break')
+  const controller = new AbortController()
+  await fails(async () => {
+    for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20, signal: controller.signal }))
+      if (offset >= 1 << 20) controller.abort()
+  }, 'Aborted')
+  assert.equal(heapInUse(core), before, 'both buffers freed on abort')
+}
+
 test('chunks: two pieces in the heap at most; leaving the loop early frees them; abort rejects', async () => {
   const core = await loadCore()
   const f = await open(await serialize({ big: { dtype: 'U8', shape: [10 << 20], data: bytes(10 << 20, 9) } }))
@@ -86,14 +102,7 @@ test('chunks: two pieces in the heap at most; leaving the loop early frees them;
   }
   assert.ok(peak <= 2 * (1 << 20) + 4096, `heap above the file's: ${peak} bytes for 1 MiB pieces`)
   assert.equal(heapInUse(core), before, 'both buffers freed at the end')
-  for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20 })) if (offset >= 2 << 20) break
-  assert.equal(heapInUse(core), before, 'both buffers freed on break')
-  const controller = new AbortController()
-  await fails(async () => {
-    for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20, signal: controller.signal }))
-      if (offset >= 1 << 20) controller.abort()
-  }, 'Aborted')
-  assert.equal(heapInUse(core), before, 'both buffers freed on abort')
+  await stopsEarly(f, core, before, 2 << 20)
   await fails(async () => { for await (const _ of f.chunks('big', { chunkBytes: 0 })) void _ }, 'InvalidArgument')
   await fails(async () => { for await (const _ of f.chunks('nope')) void _ }, 'TensorNotFound')
 })
@@ -237,14 +246,7 @@ test('chunks over a URL: one request per tensor, poured into the two buffers as 
     assert.equal(heapInUse(core), before, 'both buffers freed at the end')
     assert.deepEqual(await gather(f.chunks('small', { chunkBytes: 100 })), TENSORS.f32.data)
     assert.deepEqual(await gather(f.chunks('big', { chunkBytes: 3000, slice: '100:7000' })), big.subarray(100, 7000))
-    for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20 })) if (offset >= 1 << 20) break
-    assert.equal(heapInUse(core), before, 'both buffers freed on break')
-    const controller = new AbortController()
-    await fails(async () => {
-      for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20, signal: controller.signal }))
-        if (offset >= 1 << 20) controller.abort()
-    }, 'Aborted')
-    assert.equal(heapInUse(core), before, 'both buffers freed on abort')
+    await stopsEarly(f, core, before, 1 << 20)
     server.addFile('/m.safetensors', file.subarray(0, file.length - 1000))
     await fails(async () => { for await (const _ of f.chunks('big', { chunkBytes: 1 << 20 })) void _ }, 'SourceChanged')
     assert.equal(heapInUse(core), before, 'both buffers freed on a failed read')
