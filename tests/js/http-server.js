@@ -1,6 +1,6 @@
 /**
  * A test HTTP server on 127.0.0.1 (port 0): serves real bytes and virtual files (bytes made by a
- * function on demand, never stored), with Range, If-Range, ETag and CORS; counts requests and
+ * function on demand, never stored), with Range, If-Range, ETag, If-None-Match (304) and CORS; counts requests and
  * body bytes; adds latency; misbehaves on demand (see Fault). It never keeps the process alive
  * (unref) and closes itself after `lifetime` ms.
  */
@@ -31,7 +31,8 @@ import { parseRange } from '../../web-demo/serve.js'
  *   total416?: number,              // answer 416 with Content-Range bytes *\/total416
  * }} Fault
  * @typedef {{ method: string, path: string, range: string | null, ifRange: string | null,
- *   auth: string | null, acceptEncoding: string | null, status: number, bytes: number }} LogEntry
+ *   ifNoneMatch: string | null, auth: string | null, acceptEncoding: string | null, status: number,
+ *   bytes: number }} LogEntry
  */
 
 /**
@@ -62,6 +63,7 @@ export async function startServer(options = {}) {
     const entry = /** @type {LogEntry} */ ({
       method: req.method ?? '', path, range: req.headers.range ?? null,
       ifRange: /** @type {string | null} */ (req.headers['if-range'] ?? null),
+      ifNoneMatch: /** @type {string | null} */ (req.headers['if-none-match'] ?? null),
       auth: req.headers.authorization ?? null, acceptEncoding: req.headers['accept-encoding'] ?? null, status: 0, bytes: 0,
     })
     stats.inFlight++
@@ -86,7 +88,7 @@ export async function startServer(options = {}) {
       res.writeHead(status, all)
     }
     if (req.method === 'OPTIONS') {
-      head(204, { 'Access-Control-Allow-Headers': 'Range, If-Range, Authorization', 'Access-Control-Max-Age': 600 })
+      head(204, { 'Access-Control-Allow-Headers': 'Range, If-Range, If-None-Match, Authorization', 'Access-Control-Max-Age': 600 })
       return void res.end()
     }
     if (stats.requests > maxRequests || fault?.reset) return void req.socket.destroy()
@@ -104,6 +106,15 @@ export async function startServer(options = {}) {
     const etag = `"v${version}-${size}"`
     const validators = { ETag: etag, 'Last-Modified': new Date(Date.UTC(2024, 0, 1) + version * 1000).toUTCString() }
     if (file.changeAfter > 0 && --file.changeAfter === 0) file.version++
+    // If-None-Match comes before Range (RFC 9110 13.2.2), compared weakly; a server that sends
+    // no ETag (a dropHeaders fault) has nothing to match.
+    const noneMatch = /** @type {string | undefined} */ (req.headers['if-none-match'])
+    const weak = (/** @type {string} */ tag) => tag.trim().replace(/^W\//, '')
+    const sendsEtag = !(fault?.dropHeaders ?? []).some((h) => h.toLowerCase() === 'etag')
+    if (noneMatch !== undefined && sendsEtag && (noneMatch.trim() === '*' || noneMatch.split(',').some((t) => weak(t) === etag))) {
+      head(304, validators)
+      return void res.end()
+    }
     let range = fault?.ignoreRange || fault?.gzipWhole ? null : parseRange(req.headers.range, size)
     if (range && req.headers['if-range'] && req.headers['if-range'] !== etag) range = null
     if (range === 'unsatisfiable' || fault?.status416) {
