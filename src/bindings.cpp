@@ -13,7 +13,6 @@
 #include <cstring>
 
 #include "api.hpp"
-#include "sha256.hpp"
 
 using namespace emscripten;
 
@@ -101,17 +100,6 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
   bindMethod<&StatsStream::finish>("statsStreamFinish");
   bindMethod<&StatsStream::addHistogram>("statsStreamAddHistogram");
   bindMethod<&StatsStream::finishHistogram>("statsStreamFinishHistogram");
-
-  // SHA-256 over heap bytes, fed chunk by chunk (f.digest, verify --sha256): a handle to an
-  // st::Sha256; sha256Hex returns the digest of what was added and starts over.
-  using st::Sha256;
-  bindLifetime<Sha256>("sha256New", "sha256Delete");
-  function(
-      "sha256Update", +[](uintptr_t handle, uintptr_t data, double n) {
-        reinterpret_cast<Sha256*>(handle)->update(reinterpret_cast<const uint8_t*>(data),
-                                                  static_cast<size_t>(n));
-      });
-  bindMethod<&Sha256::hexDigest>("sha256Hex");
 
   using st::SlicePlanner;
   bindLifetime<SlicePlanner>("slicePlannerNew", "slicePlannerDelete");

@@ -1,7 +1,7 @@
 /**
- * The dequantization kernels (src/quant/): a wasm module of their own, apart from the core so
- * that a page that never dequantizes never downloads them. Loaded on first use, once per core,
- * and instantiated against the core's own WebAssembly.Memory, so the kernels read the stored
+ * The dequantization kernels (src/quant/), and SHA-256's compression: a wasm module of their
+ * own, apart from the core so that a page that never dequantizes or hashes never downloads
+ * them. Loaded on first use, once per core, and instantiated against the core's own WebAssembly.Memory, so the kernels read the stored
  * parts and write the float32 output where the core's allocator put them, with no copy. The
  * module has no data, no globals and no imports but the memory (.ci/check-quant-wasm.sh fails
  * the build otherwise): instantiating it writes nothing to the core's heap.
@@ -37,6 +37,7 @@ const SCALE_DTYPES = { F32: 0, F16: 1, BF16: 2, F8_E4M3: 3 }
  *   ctPack(o: { packed: number, scales: number, scaleDtype: ScaleDtype, zeroPoints?: number, out: number,
  *     rows: number, firstRow: number, inFeatures: number, bits: number, group: number, groups: number,
  *     outFeatures: number }): void,
+ *   sha256Blocks(state: number, data: number, blocks: number): void,
  * }} Kernels
  */
 
@@ -106,5 +107,8 @@ async function instantiate(core, variant) {
     nf4: (o) => k.nf4(o.packed, o.absmax, o.quantMap, o.out, o.first, o.count, o.blocksize),
     ctPack: (o) => k.ctPack(o.packed, o.scales, scale(o.scaleDtype), o.zeroPoints ?? 0, o.out, o.rows, o.firstRow,
       o.inFeatures, o.bits, o.group, o.groups, o.outFeatures),
+    // SHA-256's compression function, for js/stream/sha256.js (no dequantization kernel, but
+    // lazily loaded like them): the 8 state words at `state`, 64-byte blocks at `data`.
+    sha256Blocks: (state, data, blocks) => k.sha256Blocks(state, data, blocks),
   }
 }

@@ -1,14 +1,16 @@
 /**
  * f.digest(name?, options): SHA-256 (lowercase hex) of a tensor's bytes, or with no name of a
- * whole file (the header too: what the Hub lists as a file's LFS oid), computed by the core
- * (src/sha256.cpp) as the bytes arrive: each piece f.chunks() (or, for the whole file, the raw
+ * whole file (the header too: what the Hub lists as a file's LFS oid), computed in wasm
+ * (./sha256.js) as the bytes arrive: each piece f.chunks() (or, for the whole file, the raw
  * byte stream) hands out is hashed in place in the heap while the next one is read. One pass, the
  * heap holding two pieces at most, whatever the file's size.
  */
-import { heapAlloc, heapFree, heapView, isHeapView, sha256Begin, sha256End, sha256Free, sha256Update } from '../core/index.js'
+import { heapAlloc, heapFree, heapView, isHeapView } from '../core/index.js'
 import { SafetensorsError } from '../errors.js'
 import { RAW_CHUNKS } from '../file.js'
+import { loadKernels } from '../quant/kernels.js'
 import { loadCore } from '../wasm.js'
+import { Sha256 } from './sha256.js'
 
 /**
  * @typedef {import('../io/stream.js').ChunkOptions} DigestOptions
@@ -39,14 +41,14 @@ export async function digest(file, name, options = {}) {
     chunks = file.chunks(name, streaming)
   }
   const core = await loadCore()
-  const state = sha256Begin(core)
+  const hash = new Sha256(core, await loadKernels(core))
   // Pieces from outside this core's heap (a file on another build of the core) are copied in.
   let scratch = 0
   let scratchBytes = 0
   try {
     for await (const { data } of chunks) {
       if (isHeapView(core, data)) {
-        sha256Update(core, state, data.byteOffset, data.byteLength)
+        hash.update(data.byteOffset, data.byteLength)
         continue
       }
       if (scratchBytes < data.byteLength) {
@@ -56,13 +58,11 @@ export async function digest(file, name, options = {}) {
         scratchBytes = data.byteLength
       }
       heapView(core, scratch, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-      sha256Update(core, state, scratch, data.byteLength)
+      hash.update(scratch, data.byteLength)
     }
-  } catch (error) {
-    sha256Free(core, state)
-    throw error
+    return hash.hex()
   } finally {
+    hash.free()
     if (scratch) heapFree(core, scratch)
   }
-  return sha256End(core, state)
 }

@@ -73,4 +73,9 @@ void st_quant_ct_pack(const uint32_t* packed, const void* scales, uint32_t scale
                       uint32_t inFeatures, uint32_t bits, uint32_t group, uint32_t groups,
                       uint32_t outFeatures);
 
+// Not a dequantization kernel, but loaded lazily like them (src/quant/sha256.cpp): SHA-256's
+// compression of `blocks` 64-byte blocks at data into the eight words of state.
+ST_QUANT_EXPORT(sha256Blocks)
+void st_sha256_blocks(uint32_t* state, const uint8_t* data, uint32_t blocks);
+
 }  // extern "C"

@@ -196,7 +196,7 @@ if (process.env.QUANT_KERNELS_CHILD) {
     const k = await loadKernels(core)
     assert.equal(k.variant, coreVariant())
     assert.equal(await loadKernels(core), k)
-    assert.deepEqual(Object.keys(k).sort(), ['awq', 'ctPack', 'fp8Block', 'gptq', 'mxfp4', 'nf4', 'nf4Absmax', 'nvfp4', 'variant'])
+    assert.deepEqual(Object.keys(k).sort(), ['awq', 'ctPack', 'fp8Block', 'gptq', 'mxfp4', 'nf4', 'nf4Absmax', 'nvfp4', 'sha256Blocks', 'variant'])
     assert.throws(() => k.fp8Block({ w: 0, scales: 0, scaleDtype: /** @type {any} */ ('F64'), out: 0, rows: 0, cols: 0,
       firstRow: 0, blockRows: 1, blockCols: 1, scaleCols: 0 }), /no scale type "F64"/)
   })
