@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
 import { nodeFileSource, openRegularFile } from './io/node-file.js'
+import { folderCache } from './io/node-cache.js'
 import { route } from './open.js'
 import { MAX_INDEX_BYTES, ShardedFile, parseIndex, shardMissing } from './sharded.js'
 
@@ -60,7 +61,8 @@ async function openIndexPath(path, options) {
   }, options)
 }
 
-/** Node: file paths (an `*.index.json` path opens a sharded set), and the HF_* environment. */
+/** Node: file paths (an `*.index.json` path opens a sharded set), the HF_* environment, and a
+ * folder for the `cache` option. */
 const NODE = /** @type {import('./open.js').Platform} */ ({
   resolvers: [resolvePath],
   openIndexAt(src, options) {
@@ -68,6 +70,7 @@ const NODE = /** @type {import('./open.js').Platform} */ ({
     return path?.endsWith('.index.json') ? openIndexPath(path, options) : null
   },
   hubDefaults: () => ({ endpoint: process.env.HF_ENDPOINT || undefined, token: process.env.HF_TOKEN || undefined }),
+  cacheBackend: folderCache,
 })
 
 /**

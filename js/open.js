@@ -7,6 +7,7 @@
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
 import { httpUrl, resolveUrl } from './io/http.js'
+import { httpCache } from './io/cache.js'
 import { sourceOf } from './io/sources.js'
 
 /**
@@ -18,10 +19,12 @@ import { sourceOf } from './io/sources.js'
  *   base?: () => string | undefined,
  *   openIndexAt?: (src: unknown, options: OpenOptions) => Promise<any> | null,
  *   hubDefaults?: () => { endpoint?: string, token?: string },
+ *   cacheBackend?: import('./io/cache.js').BackendFactory,
  * }} Platform
  *   resolvers: strings and URLs that are not http(s) (Node: file paths); base: what relative
  *   URLs resolve against (a page); openIndexAt: a sharded set by where its index is, or null
- *   (Node: a path ending in .index.json); hubDefaults: endpoint and token when not given
+ *   (Node: a path ending in .index.json); hubDefaults: endpoint and token when not given;
+ *   cacheBackend: where the `cache` option keeps entries (default: the Cache API; Node: a folder)
  */
 
 /**
@@ -33,6 +36,13 @@ import { sourceOf } from './io/sources.js'
  * @returns {Promise<any>} a SafetensorsFile or a ShardedFile
  */
 export function route(src, options, platform) {
+  if (options.cache !== undefined) {
+    try {
+      options = { ...options, cache: httpCache(options.cache, platform.cacheBackend) }
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
   if (isHfUrl(src)) {
     const defaults = platform.hubDefaults?.() ?? {}
     const hub = { ...options, endpoint: options.endpoint ?? defaults.endpoint, token: options.token ?? defaults.token }

@@ -28,6 +28,7 @@ import {
   refuseEncoded, safeOrigin,
 } from './http-answers.js'
 import { checkRange } from './sources.js'
+import { HttpCache } from './cache.js'
 
 /** P. Real headers: LLM shards 10-100 KB, SD 1.5 and Whisper ~120 KB, Flux ~80 KB; SDXL single
  * files (~280 KB) take the follow-up. 256 KiB costs ~20 ms at 100 Mbit/s, under one round trip;
@@ -59,8 +60,9 @@ const EXPIRED = new Set([401, 403, 410])
  *   onProgress?: (p: Progress) => void,
  *   initialFetchSize?: number, concurrency?: number, mergeGap?: number,
  *   retries?: number, retryDelay?: number, allowFullDownload?: boolean,
- *   wholeFileThreshold?: number, ifRange?: boolean,
+ *   wholeFileThreshold?: number, ifRange?: boolean, cache?: HttpCache | null,
  * }} HttpOptions
+ *   cache: open's `cache` option once resolved (cache.js); anything else is no cache
  * @typedef {{ href: string, readHref: string, fetch: NonNullable<HttpOptions['fetch']>,
  *   init: RequestInit, headers: Headers, credentialed: boolean, ifRange: boolean | undefined,
  *   retries: number, retryDelay: number, allowFullDownload: boolean, byteLength: number,
@@ -96,16 +98,38 @@ export async function urlSource(url, options = {}) {
   const size = Math.max(8, options.initialFetchSize ?? INITIAL_FETCH_SIZE)
   if (!Number.isSafeInteger(size)) throw new SafetensorsError('InvalidArgument', `initialFetchSize ${size} is not an integer`)
   const threshold = options.wholeFileThreshold ?? WHOLE_FILE_THRESHOLD
-  const prefix = await retrying(state, options.signal, `the first ${size} bytes`, async () => {
-    const response = await request(state, state.href, { Range: `bytes=0-${size - 1}` }, options.signal)
+  const cache = options.cache instanceof HttpCache ? options.cache : null
+  let kept = await cache?.lookup('header', state.href) ?? null
+  if (kept?.fresh) {
+    kept.restore(state, null)
+    return makeSource(state, kept.bytes, options, kept)
+  }
+  let prefix = await retrying(state, options.signal, `the first ${size} bytes`, async () => {
+    const range = { Range: `bytes=0-${size - 1}` }
+    const send = (/** @type {Record<string, string>} */ extra) => request(state, state.href, { ...range, ...extra }, options.signal)
+    let response = await (kept ? kept.request(state.href, send) : send({}))
     try {
+      const hit = kept ? await kept.answers(response) : false
+      if (hit === null) {  // a 304 for another ETag: asked again, unconditionally
+        kept = null
+        response = await send({})
+      }
       state.readHref = response.url || state.href
+      if (hit) {
+        /** @type {NonNullable<typeof kept>} */ (kept).restore(state, response)
+        return /** @type {NonNullable<typeof kept>} */ (kept).bytes
+      }
+      kept = null
       return await firstResponse(state, response, size, threshold, options.onProgress)
     } finally {
       if (!response.bodyUsed) response.body?.cancel().catch(() => {})
     }
   })
-  return makeSource(state, prefix, options)
+  if (cache && !kept) {
+    ;({ prefix, entry: kept } = await cache.keepHeader(state, prefix,
+      (from, end) => fetchRange(state, from, end, options.signal), options.onProgress))
+  }
+  return makeSource(state, prefix, options, kept)
 }
 
 /**
@@ -116,8 +140,20 @@ export async function urlSource(url, options = {}) {
 export async function fetchBytes(url, options = {}) {
   const state = makeState(String(url), options)
   const max = options.maxBytes ?? Infinity
-  return retrying(state, options.signal, 'the file', async () => {
-    const response = await request(state, state.href, {}, options.signal)
+  const cache = options.cache instanceof HttpCache ? options.cache : null
+  let kept = await cache?.lookup('index', state.href) ?? null
+  if (kept?.fresh) return kept.bytes
+  const bytes = await retrying(state, options.signal, 'the file', async () => {
+    const send = (/** @type {Record<string, string>} */ extra) => request(state, state.href, extra, options.signal)
+    let response = await (kept ? kept.request(state.href, send) : send({}))
+    const hit = kept ? await kept.answers(response) : false
+    if (hit) {
+      await response.body?.cancel().catch(() => {})
+      return /** @type {NonNullable<typeof kept>} */ (kept).bytes
+    }
+    kept = null
+    if (hit === null) response = await send({})
+    remember(state, response, 0)
     if (response.status !== 200) throw await failedStatus(state, response)
     const declared = declaredLength(response)
     const tooLarge = (/** @type {number} */ n) => new SafetensorsError('InvalidIndex', `${state.href} is ` +
@@ -134,6 +170,8 @@ export async function fetchBytes(url, options = {}) {
     if (declared !== null && bytes.length !== declared) throw new Transient(shortBody(state, 0, bytes.length, declared))
     return bytes
   })
+  if (cache && !kept) await cache.store('index', { ...state, byteLength: bytes.length }, bytes)
+  return bytes
 }
 
 /** @param {string} href @param {HttpOptions} options @returns {State} */
@@ -459,6 +497,9 @@ async function* fetchRange(state, from, end, signal) {
         continue
       }
       let skip = await checkRangeResponse(state, response, position, end - 1)
+      // A source restored from the cache made no first request: its first read finds where
+      // the URL leads, and later reads go there.
+      if (target === state.href && response.redirected && response.url) state.readHref = response.url
       const whole = skip > 0 || response.status === 200
       if (!response.body) throw shortBody(state, position, 0, end - position)
       reader = response.body.getReader()
@@ -493,8 +534,9 @@ async function* fetchRange(state, from, end, signal) {
 }
 
 /** @param {State} state @param {Uint8Array} prefix the file's first bytes, kept
- * @param {HttpOptions} options @returns {UrlSource} */
-function makeSource(state, prefix, options) {
+ * @param {HttpOptions} options @param {import('./cache.js').Entry | null} [entry] the file's
+ *   cache entry: later ranges go through it @returns {UrlSource} */
+function makeSource(state, prefix, options, entry = null) {
   let cache = prefix
   /** @param {number} offset @param {number} length @param {{ signal?: AbortSignal }} [opts] */
   async function* stream(offset, length, opts = {}) {
@@ -505,7 +547,9 @@ function makeSource(state, prefix, options) {
       yield cache.subarray(offset, stop)
       offset = stop
     }
-    if (offset < end) yield* fetchRange(state, offset, end, opts.signal)
+    if (offset >= end) return
+    const from = offset
+    yield* entry ? entry.stream(from, end, () => fetchRange(state, from, end, opts.signal)) : fetchRange(state, from, end, opts.signal)
   }
   return {
     url: state.href,

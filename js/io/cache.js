@@ -1,0 +1,435 @@
+/**
+ * The `cache` option of `open`: what opening a remote file costs (its header, a sharded set's
+ * index) kept between calls, pages and processes, and, with `ranges: true`, the tensor byte
+ * ranges read. Reopening the same model then costs one validation request per file, or none
+ * within `maxAge` seconds of the last validation.
+ *
+ * An entry is keyed by the URL as given (a Hub `/resolve/` URL with its revision, never the
+ * signed CDN URL it redirects to, which expires) and holds the ETag and the total length it was
+ * stored with; a range also names them, so bytes of one version never answer for another.
+ * Validation is the usual first request with `If-None-Match`: a 304 serves the entry; a 200 or
+ * 206 with the same strong ETag and length serves it too (its body is cancelled); any other
+ * answer drops the entry and is read as usual, and what it brings replaces it. Only strong
+ * ETags are trusted: a weak one promises equivalent content, not the same bytes, so a URL
+ * without a strong ETag is not cached. Nothing of the request is stored (no Authorization, no
+ * cookie, no query string in what is written beside the bytes); an entry stored with
+ * credentials is validated on every open, whatever `maxAge` says, so the server still decides
+ * who may read it.
+ *
+ * A backend stores entries: the Cache API here (browsers, Workers), a folder in Node
+ * (node-cache.js, given by the Node entry, so that a page never imports node:fs). A cache that
+ * cannot be read or written is skipped: it only ever saves requests.
+ */
+import { SafetensorsError } from '../errors.js'
+import { contentRange, declaredLength } from './http-answers.js'
+
+/** The Cache API cache's name, and the Node folder's name under the OS cache folder. */
+export const CACHE_NAME = 'safetensors-wasm'
+/** Seconds an entry is served without a request after its last validation: none by default,
+ * so a changed file is never served from the cache. */
+export const DEFAULT_MAX_AGE = 0
+/** The core's limit on a header's length (src/header.hpp). */
+const MAX_HEADER = 100_000_000
+const OPTION_KEYS = new Set(['dir', 'name', 'maxAge', 'ranges'])
+/** Origins whose servers (or CDNs) refused `If-None-Match` in a CORS preflight: validated by
+ * comparing the ETag of the usual answer instead, for the rest of the page's life. */
+const NO_CONDITIONAL = new Set()
+
+/**
+ * @typedef {{ dir?: string, name?: string, maxAge?: number, ranges?: boolean }} CacheOptions
+ * @typedef {'header' | 'index'} Kind
+ * @typedef {{ v: 1, kind: Kind, url: string, etag: string, length: number, size: number,
+ *   contentType: string | null, private: boolean, storedAt: number, validatedAt: number,
+ *   ver: string }} EntryMeta
+ *   url: the URL without its query (for a person reading the folder); length: the file's total
+ *   length; size: the stored bytes' length; private: stored from a request with credentials;
+ *   ver: names the version (ETag and length) in the names of the entry's bytes
+ * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(): Promise<void>, abort(): void }} RangeWriter
+ * @typedef {{
+ *   hash(text: string): Promise<string>,
+ *   read(key: string): Promise<{ meta: EntryMeta, bytes: Uint8Array } | null>,
+ *   write(key: string, meta: EntryMeta, bytes: Uint8Array): Promise<void>,
+ *   touch(key: string, meta: EntryMeta): Promise<void>,
+ *   drop(key: string): Promise<void>,
+ *   ranges(key: string, ver: string): Promise<[number, number][]>,
+ *   readRange(key: string, ver: string, range: [number, number], from: number, to: number): AsyncIterable<Uint8Array>,
+ *   writeRange(key: string, ver: string, start: number, length: number): Promise<RangeWriter>,
+ * }} CacheBackend
+ *   key: the entry's kind and URL (a backend hashes it into its names); a range is [start, length]
+ * @typedef {(options: CacheOptions) => CacheBackend | null} BackendFactory
+ * @typedef {{ byteLength: number, etag: string | null, lastModified: string | null, status: number,
+ *   contentType: string | null, href: string, credentialed: boolean }} Known  what http.js learnt
+ * @typedef {(extra: Record<string, string>) => Promise<Response>} Send  one request with these headers too
+ */
+
+/**
+ * The cache an `open` call uses, from its `cache` option: null when off, an HttpCache as is.
+ * @param {unknown} option `true`, a CacheOptions object, or false / undefined
+ * @param {BackendFactory} [factory] the platform's backend (default: the Cache API)
+ * @returns {HttpCache | null} null also where no backend is available (no Cache API: a page
+ *   outside a secure context)
+ */
+export function httpCache(option, factory = cacheApiBackend) {
+  if (option === undefined || option === null || option === false) return null
+  if (option instanceof HttpCache) return option
+  const bad = (/** @type {string} */ why) => new SafetensorsError('InvalidArgument', `options.cache ${why}: ` +
+    'give true, or { dir?: string, name?: string, maxAge?: seconds, ranges?: boolean }')
+  if (option !== true && (typeof option !== 'object' || Array.isArray(option))) throw bad(`is ${JSON.stringify(option)}`)
+  const o = /** @type {CacheOptions} */ (option === true ? {} : option)
+  for (const key of Object.keys(o)) if (!OPTION_KEYS.has(key)) throw bad(`has an unknown key ${JSON.stringify(key)}`)
+  for (const key of /** @type {const} */ (['dir', 'name'])) {
+    if (o[key] !== undefined && (typeof o[key] !== 'string' || o[key] === '')) throw bad(`.${key} is not a non-empty string`)
+  }
+  const maxAge = o.maxAge ?? DEFAULT_MAX_AGE
+  if (typeof maxAge !== 'number' || Number.isNaN(maxAge) || maxAge < 0) throw bad('.maxAge is not a number of seconds, 0 or more')
+  if (o.ranges !== undefined && typeof o.ranges !== 'boolean') throw bad('.ranges is not a boolean')
+  const backend = factory(o)
+  return backend ? new HttpCache(backend, { maxAge, ranges: o.ranges ?? false }) : null
+}
+
+/** @param {string | null} etag @returns {etag is string} */
+const isStrong = (etag) => etag !== null && !etag.startsWith('W/')
+
+/** @param {string} url what an entry says of its URL: no query, fragment or user info */
+function shown(url) {
+  try {
+    const u = new URL(url)
+    return `${u.origin}${u.pathname}${u.search ? '?...' : ''}`
+  } catch {
+    return ''
+  }
+}
+
+export class HttpCache {
+  #backend
+  /**
+   * @param {CacheBackend} backend
+   * @param {{ maxAge: number, ranges: boolean }} options
+   */
+  constructor(backend, options) {
+    this.#backend = backend
+    /** Seconds an entry is served without a request after its last validation. */
+    this.maxAge = options.maxAge
+    /** Tensor byte ranges are kept too. */
+    this.ranges = options.ranges
+  }
+
+  /** The same cache with another freshness window (a URL pinned to a commit never changes).
+   * @param {number} maxAge */
+  withMaxAge(maxAge) { return new HttpCache(this.#backend, { maxAge, ranges: this.ranges }) }
+
+  /**
+   * The entry for `url`, if there is a readable one.
+   * @param {Kind} kind @param {string} url
+   * @returns {Promise<Entry | null>}
+   */
+  async lookup(kind, url) {
+    const key = `${kind} ${url}`
+    const found = await this.#backend.read(key).catch(() => null)
+    if (!found || found.meta.kind !== kind || found.bytes.length !== found.meta.size) return null
+    return new Entry(this, this.#backend, key, found.meta, found.bytes)
+  }
+
+  /**
+   * Stores what an answer brought, when its ETag can be trusted; returns the entry, or null.
+   * @param {Kind} kind @param {Known} known @param {Uint8Array} bytes
+   */
+  async store(kind, known, bytes) {
+    if (!isStrong(known.etag)) return null
+    const key = `${kind} ${known.href}`
+    const now = Date.now()
+    /** @type {EntryMeta} */
+    const meta = {
+      v: 1, kind, url: shown(known.href), etag: known.etag, length: known.byteLength, size: bytes.length,
+      contentType: known.contentType, private: known.credentialed, storedAt: now, validatedAt: now,
+      ver: (await this.#backend.hash(`${known.etag}\n${known.byteLength}`)).slice(0, 32),
+    }
+    try {
+      await this.#backend.write(key, meta, bytes)
+    } catch {
+      return null
+    }
+    return new Entry(this, this.#backend, key, meta, bytes)
+  }
+
+  /**
+   * Keeps a file's header: the first bytes up to the header's end. The first answer brought
+   * `prefix`; a header longer than that is fetched here with `more` (the request opening would
+   * make next anyway), so the whole header is in hand. Bytes that are not a safetensors header
+   * (no length that fits the file, no JSON object) are not stored.
+   * @param {Known} known @param {Uint8Array} prefix
+   * @param {(from: number, end: number) => AsyncIterable<Uint8Array>} more
+   * @param {((p: { loaded: number, total: number }) => void) | undefined} onProgress
+   * @returns {Promise<{ prefix: Uint8Array, entry: Entry | null }>} prefix: the first answer's
+   *   bytes, with the rest of the header after them when it was fetched
+   */
+  async keepHeader(known, prefix, more, onProgress) {
+    if (!isStrong(known.etag) || prefix.length < 8) return { prefix, entry: null }
+    const n = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true)
+    const end = 8 + Number(n)
+    if (n > BigInt(MAX_HEADER) || end > known.byteLength) return { prefix, entry: null }
+    if (prefix.length < end) {
+      const whole = new Uint8Array(end)
+      whole.set(prefix)
+      let at = prefix.length
+      for await (const chunk of more(prefix.length, end)) {
+        whole.set(chunk, at)
+        at += chunk.length
+        onProgress?.({ loaded: at, total: end })
+      }
+      prefix = whole
+    }
+    if (prefix[8] !== 0x7b) return { prefix, entry: null }  // '{': a header is a JSON object
+    return { prefix, entry: await this.store('header', known, prefix.subarray(0, end)) }
+  }
+}
+
+/** One stored file (a header or an index), and its ranges. */
+export class Entry {
+  #cache
+  #backend
+  #key
+  /** @type {Promise<[number, number][]> | null} the ranges stored, listed once */
+  #ranges = null
+
+  /**
+   * @param {HttpCache} cache @param {CacheBackend} backend @param {string} key
+   * @param {EntryMeta} meta @param {Uint8Array} bytes
+   */
+  constructor(cache, backend, key, meta, bytes) {
+    this.#cache = cache
+    this.#backend = backend
+    this.#key = key
+    this.meta = meta
+    this.bytes = bytes
+  }
+
+  /** Served without a request: validated within maxAge, and stored without credentials. */
+  get fresh() {
+    return !this.meta.private && this.#cache.maxAge > 0 && Date.now() - this.meta.validatedAt < this.#cache.maxAge * 1000
+  }
+
+  /**
+   * The first request, conditional on the entry's ETag. In a page, a server or CDN that does not
+   * allow If-None-Match in CORS preflights fails the request outright: it is sent again without
+   * it (the answer's ETag is compared instead), and that origin is not asked again.
+   * @param {string} target @param {Send} send
+   */
+  async request(target, send) {
+    const origin = originOf(target)
+    if (NO_CONDITIONAL.has(origin)) return send({})
+    try {
+      return await send({ 'If-None-Match': this.meta.etag })
+    } catch (error) {
+      const page = /** @type {{ location?: { origin?: unknown } }} */ (globalThis).location
+      if (!(error instanceof TypeError) || typeof page?.origin !== 'string') throw error
+      NO_CONDITIONAL.add(origin)
+      return send({})
+    }
+  }
+
+  /**
+   * Whether `response` (to `request`) says the entry is still the file: a 304, or the same
+   * strong ETag and length. Otherwise the entry is dropped, except on a failure that says
+   * nothing about the file (5xx, 429...). A 304 naming another ETag than the one sent is
+   * neither: the entry is dropped and null returned, to ask again without it.
+   * @param {Response} response
+   * @returns {Promise<boolean | null>}
+   */
+  async answers(response) {
+    const etag = response.headers.get('etag')
+    if (response.status === 304) {
+      if (etag === null || etag === this.meta.etag) return this.#validated()
+      await this.drop()
+      return null
+    }
+    let total = null
+    if (response.status === 206) {
+      try { total = contentRange('', response).total } catch { total = null }
+    } else if (response.status === 200) {
+      total = declaredLength(response)
+    } else {
+      if (response.status === 404 || response.status === 410) await this.drop()
+      return false
+    }
+    if (etag === this.meta.etag && total === this.meta.length) return this.#validated()
+    await this.drop()
+    return false
+  }
+
+  async #validated() {
+    this.meta = { ...this.meta, validatedAt: Date.now() }
+    await this.#backend.touch(this.#key, this.meta).catch(() => {})
+    return true
+  }
+
+  /** Forgets the entry and its ranges. */
+  async drop() {
+    this.#ranges = Promise.resolve([])
+    await this.#backend.drop(this.#key).catch(() => {})
+  }
+
+  /**
+   * What `known` becomes when the entry answers for the file.
+   * @param {Known} known @param {Response | null} response the validation's answer (null: none made)
+   */
+  restore(known, response) {
+    Object.assign(known, {
+      byteLength: this.meta.length, etag: this.meta.etag, lastModified: response?.headers.get('last-modified') ?? null,
+      status: response?.status ?? 0, contentType: this.meta.contentType,
+    })
+  }
+
+  /**
+   * The bytes [from, end) of the file: from a stored range that holds them (with `ranges`), else
+   * from `fetch`, stored as they pass when `ranges` is on. A read that finds the file changed
+   * (SourceChanged) drops the entry, so the next open reads the new file.
+   * @param {number} from @param {number} end @param {() => AsyncIterable<Uint8Array>} fetch
+   * @returns {AsyncGenerator<Uint8Array>}
+   */
+  async* stream(from, end, fetch) {
+    if (!this.#cache.ranges) {
+      try {
+        yield* fetch()
+      } catch (error) {
+        if (/** @type {any} */ (error)?.code === 'SourceChanged') await this.drop()
+        throw error
+      }
+      return
+    }
+    const { ver } = this.meta
+    this.#ranges ??= this.#backend.ranges(this.#key, ver).catch(() => [])
+    const held = (await this.#ranges).find(([start, length]) => start <= from && end <= start + length)
+    if (held) {
+      yield* this.#backend.readRange(this.#key, ver, held, from, end)
+      return
+    }
+    /** @type {RangeWriter | null} */
+    let writer = await this.#backend.writeRange(this.#key, ver, from, end - from).catch(() => null)
+    let done = false
+    try {
+      for await (const chunk of fetch()) {
+        if (writer) await writer.write(chunk).catch(() => { writer?.abort(); writer = null })
+        yield chunk
+      }
+      done = true
+    } catch (error) {
+      if (/** @type {any} */ (error)?.code === 'SourceChanged') await this.drop()
+      throw error
+    } finally {
+      if (writer && done) {
+        const ranges = this.#ranges
+        if (await writer.close().then(() => true, () => false)) (await ranges).push([from, end - from])
+      } else {
+        writer?.abort()
+      }
+    }
+  }
+}
+
+/** @param {string} url */
+function originOf(url) {
+  try { return new URL(url).origin } catch { return url }
+}
+
+/**
+ * The Cache API as a backend: entries under made-up URLs of a reserved name (never fetched),
+ * `https://safetensors-wasm.invalid/<sha-256 of kind and URL>/`, each with `meta` (JSON),
+ * `body?v=<ver>` and `range?v=<ver>&o=<start>&l=<length>`.
+ * @param {CacheOptions} options
+ * @returns {CacheBackend | null} null without a Cache API (outside a secure context, or Node)
+ */
+export function cacheApiBackend(options) {
+  const storage = /** @type {CacheStorage | undefined} */ (/** @type {any} */ (globalThis).caches)
+  const subtle = globalThis.crypto?.subtle
+  if (!storage || !subtle) return null
+  /** @type {Promise<Cache> | null} */
+  let opened = null
+  const cache = () => (opened ??= storage.open(options.name ?? CACHE_NAME))
+  /** @param {string} text */
+  const hash = async (text) => {
+    const digest = new Uint8Array(await subtle.digest('SHA-256', new TextEncoder().encode(text)))
+    return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')
+  }
+  /** @param {string} key */
+  const base = async (key) => `https://${CACHE_NAME}.invalid/${await hash(key)}/`
+  /** Deletes every body and range of the entry whose version is not `keep`.
+   * @param {Cache} c @param {string} at @param {string | null} keep */
+  const prune = async (c, at, keep) => {
+    for (const part of ['body', 'range']) {
+      for (const request of await c.keys(`${at}${part}`, { ignoreSearch: true })) {
+        if (new URL(request.url).searchParams.get('v') !== keep) await c.delete(request)
+      }
+    }
+  }
+  /** @param {Uint8Array} bytes */
+  const body = (bytes) => new Response(/** @type {BodyInit} */ (bytes), { headers: { 'Content-Type': 'application/octet-stream' } })
+  return {
+    hash,
+    async read(key) {
+      const c = await cache()
+      const at = await base(key)
+      const metaAnswer = await c.match(`${at}meta`)
+      if (!metaAnswer) return null
+      const meta = /** @type {EntryMeta} */ (await metaAnswer.json())
+      const bytes = await c.match(`${at}body?v=${meta.ver}`)
+      return bytes ? { meta, bytes: new Uint8Array(await bytes.arrayBuffer()) } : null
+    },
+    async write(key, meta, bytes) {
+      const c = await cache()
+      const at = await base(key)
+      await c.put(`${at}body?v=${meta.ver}`, body(bytes))
+      await c.put(`${at}meta`, Response.json(meta))
+      await prune(c, at, meta.ver)
+    },
+    async touch(key, meta) {
+      await (await cache()).put(`${await base(key)}meta`, Response.json(meta))
+    },
+    async drop(key) {
+      const c = await cache()
+      const at = await base(key)
+      await c.delete(`${at}meta`)
+      await prune(c, at, null)
+    },
+    async ranges(key, ver) {
+      const requests = await (await cache()).keys(`${await base(key)}range`, { ignoreSearch: true })
+      return requests.map((r) => new URL(r.url).searchParams)
+        .filter((p) => p.get('v') === ver)
+        .map((p) => /** @type {[number, number]} */ ([Number(p.get('o')), Number(p.get('l'))]))
+    },
+    async* readRange(key, ver, [start, length], from, to) {
+      const answer = await (await cache()).match(`${await base(key)}range?v=${ver}&o=${start}&l=${length}`)
+      if (!answer) throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are gone`)
+      const blob = (await answer.blob()).slice(from - start, to - start)
+      const reader = blob.stream().getReader()
+      try {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) return
+          yield value
+        }
+      } finally {
+        reader.releaseLock()
+      }
+    },
+    async writeRange(key, ver, start, length) {
+      const c = await cache()
+      const url = `${await base(key)}range?v=${ver}&o=${start}&l=${length}`
+      /** @type {ReadableStreamDefaultController<Uint8Array>} */
+      let controller = /** @type {any} */ (null)
+      const stream = new ReadableStream({ start(ctl) { controller = ctl } })
+      const put = c.put(url, new Response(stream, { headers: { 'Content-Length': String(length) } }))
+      put.catch(() => {})
+      let n = 0
+      return {
+        async write(chunk) { n += chunk.length; controller.enqueue(chunk.slice()) },
+        async close() {
+          if (n !== length) throw new Error('short range')
+          controller.close()
+          await put
+        },
+        abort() { try { controller.error(new Error('aborted')) } catch { /* closed already */ } },
+      }
+    },
+  }
+}
