@@ -180,7 +180,11 @@ export class HttpCache {
       prefix = whole
     }
     if (prefix[8] !== 0x7b) return { prefix, entry: null }  // '{': a header is a JSON object
-    return { prefix, entry: await this.store('header', known, prefix.subarray(0, end)) }
+    const entry = await this.store('header', known, prefix.subarray(0, end))
+    // With ranges, what the first answer brought past the header is a range like any other
+    // (a small file is then kept whole).
+    if (entry && this.ranges && prefix.length > end) await entry.keepRange(end, prefix.subarray(end))
+    return { prefix, entry }
   }
 }
 
@@ -280,6 +284,14 @@ export class Entry {
     })
   }
 
+  /** Stores `bytes` as the range that starts at `start`. @param {number} start @param {Uint8Array} bytes */
+  async keepRange(start, bytes) {
+    const writer = await this.#backend.writeRange(this.#key, this.meta.ver, start, bytes.length).catch(() => null)
+    if (!writer) return
+    const stored = await writer.write(bytes).then(() => writer.close()).then(() => true, () => { writer.abort(); return false })
+    if (stored && this.#ranges) (await this.#ranges).push([start, bytes.length])
+  }
+
   /**
    * The bytes [from, end) of the file: from a stored range that holds them (with `ranges`), else
    * from `fetch`, stored as they pass when `ranges` is on. A read that finds the file changed
@@ -299,9 +311,9 @@ export class Entry {
     }
     const { ver } = this.meta
     this.#ranges ??= this.#backend.ranges(this.#key, ver).catch(() => [])
-    const held = (await this.#ranges).find(([start, length]) => start <= from && end <= start + length)
-    if (held) {
-      yield* this.#backend.readRange(this.#key, ver, held, from, end)
+    const pieces = cover(await this.#ranges, from, end)
+    if (pieces) {
+      for (const [range, a, b] of pieces) yield* this.#backend.readRange(this.#key, ver, range, a, b)
       return
     }
     /** @type {RangeWriter | null} */
@@ -325,6 +337,26 @@ export class Entry {
       }
     }
   }
+}
+
+/**
+ * Stored ranges that together hold [from, end): each with the part of it to read, in order; null
+ * when a byte is missing.
+ * @param {[number, number][]} ranges @param {number} from @param {number} end
+ * @returns {[[number, number], number, number][] | null}
+ */
+function cover(ranges, from, end) {
+  /** @type {[[number, number], number, number][]} */
+  const pieces = []
+  for (let at = from; at < end;) {
+    let best = null
+    for (const r of ranges) if (r[0] <= at && r[0] + r[1] > at && (!best || r[0] + r[1] > best[0] + best[1])) best = r
+    if (!best) return null
+    const stop = Math.min(end, best[0] + best[1])
+    pieces.push([best, at, stop])
+    at = stop
+  }
+  return pieces
 }
 
 /** @param {string} url */

@@ -5,15 +5,17 @@
  * HUB  `GET|HEAD /{org}/{repo}/resolve/{rev}/{path...}` (also `/datasets/...`, `/spaces/...`):
  *      - an LFS file (*.safetensors): 302 to a signed CDN URL `/repos/{sha256}/{path}?Expires=
  *        {unix s}&Signature={hmac}&Key-Pair-Id=...`, with X-Linked-Size, X-Linked-Etag
- *        ("sha256"), ETag, X-Repo-Commit; the signature covers the path and the expiry;
- *      - any other file (an index, config.json): served by the hub itself, 200 or 206 (Range);
+ *        ("sha256"), ETag, X-Repo-Commit; the signature covers the path and the expiry; the
+ *        redirect whatever If-None-Match says (the CDN answers it);
+ *      - any other file (an index, config.json): served by the hub itself, 200 or 206 (Range),
+ *        304 to a matching If-None-Match;
  *      - 404 EntryNotFound, 404 RevisionNotFound, 401/404 RepositoryNotFound, 401/403 GatedRepo,
  *        each with X-Error-Code and X-Error-Message and a text body, as the Hub answers;
  *      - CORS: `Access-Control-Allow-Origin: *` and exposed headers on every answer, preflights
- *        allowing Range, If-Range and Authorization.
+ *        allowing Range, If-Range, If-None-Match and Authorization.
  * CDN  `GET|HEAD /repos/{sha256}/...`: the object (content-addressed: a replaced file's old object
- *      stays, as on the real CDN) with Range, ETag `"sha256"`, Last-Modified and CORS, while the
- *      signature is valid and not expired; else 403 with an S3-style XML body
+ *      stays, as on the real CDN) with Range, ETag `"sha256"`, If-None-Match (304), Last-Modified
+ *      and CORS, while the signature is valid and not expired; else 403 with an S3-style XML body
  *      (`<Code>AccessDenied</Code><Message>Request has expired</Message>`).
  *
  * Tests control the clock (advance, expireAll, setTtl), the files (addFile, replaceFile,
@@ -33,7 +35,7 @@ export const OTHER_USER_TOKEN = 'hf_test_token_of_another_user'
 const HUB_EXPOSED = 'X-Repo-Commit, X-Request-Id, X-Error-Code, X-Error-Message, X-Total-Count, ETag, Link, ' +
   'Accept-Ranges, Content-Range, Content-Length, Last-Modified, X-Linked-Size, X-Linked-ETag'
 const CDN_EXPOSED = 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges'
-const ALLOWED_HEADERS = 'Range, If-Range, Authorization, Content-Type'
+const ALLOWED_HEADERS = 'Range, If-Range, If-None-Match, Authorization, Content-Type'
 const KEY_PAIR_ID = 'KTESTKEYPAIR'
 const CHUNK = 64 * 1024
 
@@ -120,6 +122,14 @@ export async function startHub(options = {}) {
    */
   async function sendFile(req, res, entry, file, headers, etag, type) {
     const size = file.bytes.length
+    // If-None-Match before Range (RFC 9110 13.2.2), compared weakly, as S3 and CloudFront do.
+    const noneMatch = req.headers['if-none-match']
+    const weak = (/** @type {string} */ tag) => tag.trim().replace(/^W\//, '')
+    if (noneMatch !== undefined && (noneMatch.trim() === '*' || noneMatch.split(',').some((t) => weak(t) === etag))) {
+      entry.status = 304
+      res.writeHead(304, { ...headers, ETag: etag, 'Last-Modified': file.modified })
+      return void res.end()
+    }
     let range = parseRange(req.headers.range, size)
     if (range !== null && req.headers['if-range'] !== undefined && req.headers['if-range'] !== etag) range = null
     const base = { ...headers, ETag: etag, 'Last-Modified': file.modified, 'Accept-Ranges': 'bytes', 'Content-Type': type }
