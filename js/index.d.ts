@@ -158,7 +158,31 @@ export interface HttpOptions {
   ifRange?: boolean
 }
 
+/**
+ * Where and how long the `cache` option of `open` keeps what opening remote files costs. Entries
+ * are keyed by the URL as given and its strong ETag (a URL without one is not cached).
+ */
+export interface CacheOptions {
+  /** Node: the folder (default `safetensors-wasm` under $XDG_CACHE_HOME, else ~/.cache,
+   * ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows). */
+  dir?: string
+  /** Browsers: the Cache API cache's name (default 'safetensors-wasm'). */
+  name?: string
+  /** Seconds after a validation during which an entry is served without any request (default
+   * 0: every open validates, so a changed file is never served). An entry stored with
+   * credentials is validated on every open. */
+  maxAge?: number
+  /** Keep the tensor byte ranges read too, not only headers and indexes (default false). */
+  ranges?: boolean
+}
+
 export interface OpenOptions extends HttpOptions {
+  /**
+   * Keep the headers and indexes of remote files between calls (the Cache API in browsers, a
+   * folder in Node): reopening costs one request per file (`If-None-Match`, answered 304), or
+   * none within `maxAge`. A file that changed is read anew and its entry replaced. Default off.
+   */
+  cache?: boolean | CacheOptions
   /** For hf:// addresses: the Hub (default https://huggingface.co; Node: HF_ENDPOINT). */
   endpoint?: string
   /** For hf:// addresses: sent as `Authorization: Bearer` to the endpoint only (Node: HF_TOKEN). */

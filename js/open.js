@@ -7,7 +7,7 @@
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
 import { httpUrl, resolveUrl } from './io/http.js'
-import { httpCache } from './io/cache.js'
+import { CACHE, httpCache } from './io/cache.js'
 import { sourceOf } from './io/sources.js'
 
 /**
@@ -36,9 +36,9 @@ import { sourceOf } from './io/sources.js'
  * @returns {Promise<any>} a SafetensorsFile or a ShardedFile
  */
 export function route(src, options, platform) {
-  if (options.cache !== undefined) {
+  if (options.cache !== undefined && !(CACHE in options)) {
     try {
-      options = { ...options, cache: httpCache(options.cache, platform.cacheBackend) }
+      options = { ...options, [CACHE]: httpCache(options.cache, platform.cacheBackend) }
     } catch (error) {
       return Promise.reject(error)
     }

@@ -23,6 +23,8 @@
 import { SafetensorsError } from '../errors.js'
 import { contentRange, declaredLength } from './http-answers.js'
 
+/** Where `open` puts the cache it made of its `cache` option, in the options it passes on. */
+export const CACHE = Symbol('cache')
 /** The Cache API cache's name, and the Node folder's name under the OS cache folder. */
 export const CACHE_NAME = 'safetensors-wasm'
 /** Seconds an entry is served without a request after its last validation: none by default,
@@ -71,7 +73,6 @@ const NO_CONDITIONAL = new Set()
  */
 export function httpCache(option, factory = cacheApiBackend) {
   if (option === undefined || option === null || option === false) return null
-  if (option instanceof HttpCache) return option
   const bad = (/** @type {string} */ why) => new SafetensorsError('InvalidArgument', `options.cache ${why}: ` +
     'give true, or { dir?: string, name?: string, maxAge?: seconds, ranges?: boolean }')
   if (option !== true && (typeof option !== 'object' || Array.isArray(option))) throw bad(`is ${JSON.stringify(option)}`)

@@ -28,7 +28,7 @@ import {
   refuseEncoded, safeOrigin,
 } from './http-answers.js'
 import { checkRange } from './sources.js'
-import { HttpCache } from './cache.js'
+import { CACHE, HttpCache } from './cache.js'
 
 /** P. Real headers: LLM shards 10-100 KB, SD 1.5 and Whisper ~120 KB, Flux ~80 KB; SDXL single
  * files (~280 KB) take the follow-up. 256 KiB costs ~20 ms at 100 Mbit/s, under one round trip;
@@ -60,9 +60,8 @@ const EXPIRED = new Set([401, 403, 410])
  *   onProgress?: (p: Progress) => void,
  *   initialFetchSize?: number, concurrency?: number, mergeGap?: number,
  *   retries?: number, retryDelay?: number, allowFullDownload?: boolean,
- *   wholeFileThreshold?: number, ifRange?: boolean, cache?: HttpCache | null,
+ *   wholeFileThreshold?: number, ifRange?: boolean,
  * }} HttpOptions
- *   cache: open's `cache` option once resolved (cache.js); anything else is no cache
  * @typedef {{ href: string, readHref: string, fetch: NonNullable<HttpOptions['fetch']>,
  *   init: RequestInit, headers: Headers, credentialed: boolean, ifRange: boolean | undefined,
  *   retries: number, retryDelay: number, allowFullDownload: boolean, byteLength: number,
@@ -98,7 +97,7 @@ export async function urlSource(url, options = {}) {
   const size = Math.max(8, options.initialFetchSize ?? INITIAL_FETCH_SIZE)
   if (!Number.isSafeInteger(size)) throw new SafetensorsError('InvalidArgument', `initialFetchSize ${size} is not an integer`)
   const threshold = options.wholeFileThreshold ?? WHOLE_FILE_THRESHOLD
-  const cache = options.cache instanceof HttpCache ? options.cache : null
+  const cache = cacheOf(options)
   let kept = await cache?.lookup('header', state.href) ?? null
   if (kept?.fresh) {
     kept.restore(state, null)
@@ -140,7 +139,7 @@ export async function urlSource(url, options = {}) {
 export async function fetchBytes(url, options = {}) {
   const state = makeState(String(url), options)
   const max = options.maxBytes ?? Infinity
-  const cache = options.cache instanceof HttpCache ? options.cache : null
+  const cache = cacheOf(options)
   let kept = await cache?.lookup('index', state.href) ?? null
   if (kept?.fresh) return kept.bytes
   const bytes = await retrying(state, options.signal, 'the file', async () => {
@@ -172,6 +171,12 @@ export async function fetchBytes(url, options = {}) {
   })
   if (cache && !kept) await cache.store('index', { ...state, byteLength: bytes.length }, bytes)
   return bytes
+}
+
+/** The cache `open` resolved from its `cache` option (cache.js), if any. @param {HttpOptions} options */
+function cacheOf(options) {
+  const cache = /** @type {Record<symbol, unknown>} */ (options)[CACHE]
+  return cache instanceof HttpCache ? cache : null
 }
 
 /** @param {string} href @param {HttpOptions} options @returns {State} */

@@ -11,6 +11,7 @@ import {
   type SliceSpec, type Source, type Stats, type TensorInfo, type TensorLike, type TensorsInput, type TypedData,
   type UrlSource, type WriteOptions, type QuantScheme, type QuantizedWeight, type DequantizeOptions,
   type ParameterCount, type Chunk, type ChunkOptions, type GPUBufferLike, type GPUDeviceLike, type GPUUploadOptions,
+  type CacheOptions,
 } from 'safetensors-wasm'
 
 /** True only when A and B are the same type (not merely assignable either way). */
@@ -99,6 +100,12 @@ export async function openOptions(signal: AbortSignal, token: string): Promise<v
   }
   const options: OpenOptions = { ...http, endpoint: 'https://huggingface.co', token }
   await open('hf://org/repo', options)
+  // The cache: on with its defaults, or where and how long.
+  await open('https://example.org/model.safetensors', { cache: true })
+  const cache: CacheOptions = { dir: '/tmp/st-cache', name: 'my-app', maxAge: 300, ranges: true }
+  await open('hf://org/repo', { ...options, cache })
+  // @ts-expect-error maxAge is a number of seconds
+  await open('https://example.org/model.safetensors', { cache: { maxAge: '5m' } })
   // @ts-expect-error a misspelt option is refused, not ignored
   await open('a.safetensors', { onProgres: () => {} })
 }
