@@ -46,14 +46,14 @@ after(async () => {
 })
 
 /**
- * In a page of `origin`: opens each URL in turn with `cache: true`, reads its first tensor, and
- * lists the Cache API's entries after each open.
- * @param {import('playwright-core').Page} page @param {string} url
+ * In the page: opens `url` with `cache` (default true), reads its first tensor, and lists the
+ * Cache API's entries.
+ * @param {import('playwright-core').Page} page @param {string} url @param {any} [options] open's
  */
-function openInPage(page, url) {
-  return page.evaluate(async (src) => {
+function openInPage(page, url, options = { cache: true }) {
+  return page.evaluate(async ([src, opts]) => {
     const { open } = await import('/js/index.js')
-    const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(src, { cache: true }))
+    const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(src, opts))
     const t = await f.tensor(f.names[0])
     const values = Array.from(t.toFloat32())
     t.dispose()
@@ -67,7 +67,7 @@ function openInPage(page, url) {
       stored.push({ part, v: url.searchParams.get('v'), etag: meta?.etag ?? null, ver: meta?.ver ?? null })
     }
     return { names: f.names, values, stored }
-  }, url)
+  }, /** @type {const} */ ([url, options]))
 }
 
 /** What the data server was asked (no preflights): [status, If-None-Match]. */
@@ -146,6 +146,31 @@ test('a server that does not allow If-None-Match cross-origin: one request per r
         assert.deepEqual(conditional, [], 'the origin is not asked with If-None-Match again')
       }
     }
+  } finally {
+    await page.close()
+  }
+})
+
+test('ranges: true in a page: tensor bytes kept in the Cache API, a reopen reads them without a request', { skip, timeout: 60_000 }, async () => {
+  // A first tensor past the first answer (256 KiB); Chromium's HTTP cache is kept out of it
+  // (no-store), so that what the server does not see came from the Cache API.
+  const big = Float32Array.from({ length: 100_000 }, (_, i) => i % 977)
+  const bytes = await serialize({ 'a.big': { dtype: 'F32', shape: [100_000], data: big } })
+  data.addFile('/ranges/model.safetensors', bytes)
+  const options = { cache: { ranges: true }, requestInit: { cache: 'no-store' } }
+  const page = await browser.newPage()
+  try {
+    await page.goto(app.url('/blank.html'))
+    data.resetStats()
+    const opened = await openInPage(page, data.url('/ranges/model.safetensors'), options)
+    assert.deepEqual(opened.values, Array.from(big))
+    assert.deepEqual(asked().map((a) => a[0]), [206, 206], 'the first answer and the rest of the tensor')
+    const ver = opened.stored.find((s) => s.part === 'meta')?.ver
+    assert.deepEqual(opened.stored.filter((s) => s.part === 'range').map((s) => s.v), [ver, ver], 'two ranges of this version')
+    data.resetStats()
+    const again = await openInPage(page, data.url('/ranges/model.safetensors'), options)
+    assert.deepEqual(again.values, Array.from(big))
+    assert.deepEqual(asked().map((a) => a[0]), [304], 'the validation alone')
   } finally {
     await page.close()
   }
