@@ -188,25 +188,6 @@ void decodeChunk(Dtype dtype, const uint8_t* src, size_t n, double* dst) {
   }
 }
 
-// Decodes `values` values chunk by chunk into a stack buffer of T and hands each to `visit`
-// with its count and that count rounded up to whole lanes, the rounding filled with NaN. The
-// chunk size is a multiple of kLanes and even, so an F4 chunk starts on a byte boundary.
-template <class T, class Visit>
-void forEachChunk(Dtype dtype, const uint8_t* data, uint64_t values, Visit visit) {
-  constexpr size_t kChunk = kChunkBytes / sizeof(T);
-  static_assert(kChunk % kLanes == 0, "chunks hold whole lanes");
-  T buffer[kChunk];
-  const uint64_t bits = dtypeBits(dtype);
-  for (uint64_t first = 0; first < values; first += kChunk) {
-    const size_t n = static_cast<size_t>(values - first < kChunk ? values - first : kChunk);
-    const uint64_t byteOffset = bits == 4 ? first / 2 : first * (bits / 8);
-    decodeChunk(dtype, data + byteOffset, n, buffer);
-    const size_t padded = (n + kLanes - 1) / kLanes * kLanes;
-    for (size_t i = n; i < padded; ++i) buffer[i] = std::numeric_limits<T>::quiet_NaN();
-    visit(static_cast<const T*>(buffer), n, padded);
-  }
-}
-
 // Fills `out`'s moments, extremes and histogram range from `total` and sizes its histogram
 // (zero counts). Returns true, with `b` set, when the finite values still have to be binned.
 bool finishMoments(const Moments& total, uint32_t bins, Stats& out, Binning& b) {
@@ -237,22 +218,9 @@ bool finishMoments(const Moments& total, uint32_t bins, Stats& out, Binning& b) 
   return true;
 }
 
-template <class T>
-void computeWith(Dtype dtype, const uint8_t* data, uint64_t values, uint32_t bins, Stats& out) {
-  Moments total;
-  forEachChunk<T>(dtype, data, values, [&](const T* v, size_t n, size_t padded) {
-    accumulate(v, n, padded, out, total);
-  });
-  Binning b;
-  if (!finishMoments(total, bins, out, b)) return;
-  out.histogram.push_back(0);  // the slot for non-finite values
-  forEachChunk<T>(dtype, data, values,
-                  [&](const T* v, size_t n, size_t) { bin(v, n, b, out.histogram.data()); });
-  out.histogram.pop_back();
-}
-
-// Decodes `n` values at `src` (n <= the chunk's values) into a chunk buffer padded with NaN to
-// whole lanes, as forEachChunk does, and hands it to `visit`.
+// Decodes `n` values at `src` (n <= the chunk's values) into a stack buffer padded with NaN to
+// whole lanes (the chunk size is a multiple of kLanes and even, so an F4 chunk starts on a byte
+// boundary), and hands it to `visit` with its count and that count rounded up.
 template <class T, class Visit>
 void decodePadded(Dtype dtype, const uint8_t* src, size_t n, Visit visit) {
   T buffer[kChunkBytes / sizeof(T)];
@@ -277,15 +245,14 @@ void countCodes(unsigned bits, const uint8_t* src, size_t n, uint64_t* codes) {
 }  // namespace
 
 bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t bins, Stats& out) {
-  if (!hasFloat32Form(dtype) || elements > SIZE_MAX / 8) return false;
-  out = Stats();
-  if (dtype == Dtype::C64) {
-    // Real and imaginary parts as 2 x elements plain F32 values.
-    computeWith<float>(Dtype::F32, data, 2 * elements, bins, out);
-  } else if (decodesToDouble(dtype)) {
-    computeWith<double>(dtype, data, elements, bins, out);
-  } else {
-    computeWith<float>(dtype, data, elements, bins, out);
+  if (elements > SIZE_MAX / 8) return false;
+  // Counting codes pays off once there are more values than codes (2^16 for 16 bits).
+  StatsAccumulator acc;
+  if (!acc.start(dtype, bins, elements >= (uint64_t{1} << dtypeBits(dtype)))) return false;
+  acc.add(data, elements);
+  if (!acc.finish(out)) {
+    acc.addHistogram(data, elements);
+    acc.finishHistogram(out);
   }
   return true;
 }
@@ -294,7 +261,7 @@ bool StatsAccumulator::binsInOnePass(Dtype dtype) {
   return dtype != Dtype::C64 && dtypeBits(dtype) <= 16;
 }
 
-bool StatsAccumulator::start(Dtype dtype, uint32_t bins) {
+bool StatsAccumulator::start(Dtype dtype, uint32_t bins, bool countCodes) {
   if (!hasFloat32Form(dtype)) return false;
   perElement_ = dtype == Dtype::C64 ? 2 : 1;
   dtype_ = dtype == Dtype::C64 ? Dtype::F32 : dtype;
@@ -303,7 +270,8 @@ bool StatsAccumulator::start(Dtype dtype, uint32_t bins) {
   chunkValues_ = kChunkBytes / (wide_ ? sizeof(double) : sizeof(float));
   stats_ = Stats();
   total_ = Moments();
-  codes_.assign(bins > 0 && binsInOnePass(dtype) ? size_t{1} << dtypeBits(dtype) : 0, 0);
+  codes_.assign(countCodes && bins > 0 && binsInOnePass(dtype) ? size_t{1} << dtypeBits(dtype) : 0,
+                0);
   carry_.resize(kChunkBytes);
   carryValues_ = 0;
   pending_ = false;

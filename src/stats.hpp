@@ -44,14 +44,13 @@ struct Stats {
 // overflows std to infinity (past about 1e308, mean too), one below about 1e-154 underflows it
 // to 0.
 // Returns false, leaving `out` untouched, for the F6 types or an `elements` too large to
-// describe an in-memory buffer.
+// describe an in-memory buffer. It is the StatsAccumulator below fed the whole tensor at once.
 bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t bins, Stats& out);
 
 // The same statistics over a tensor handed in pieces (f.stats streams a tensor larger than the
 // heap through it), bit for bit what computeStats gives for the concatenated pieces, wherever
-// they are cut: pieces are gathered into computeStats's own decode chunks (kStatsChunkBytes of
-// decoded values: 2048 values, 1024 for the types read as double) and the chunks merged in the
-// same order by the same formulas. A piece that starts and ends on those chunks is read in
+// they are cut: pieces are gathered into fixed decode chunks (8 KiB of decoded values: 2048
+// values, 1024 for the types read as double) and the chunks merged in order. A piece that starts and ends on those chunks is read in
 // place; only the ends of others are copied (at most one chunk).
 //
 // The histogram needs min and max, known only at the end. For dtypes of at most 16 bits the
@@ -66,7 +65,9 @@ class StatsAccumulator {
   StatsAccumulator& operator=(const StatsAccumulator&) = delete;
 
   // Starts over for a tensor of `dtype` with `bins` bins. False for the F6 types (no values).
-  bool start(Dtype dtype, uint32_t bins);
+  // countCodes false: no code table, so the histogram takes a second pass for every dtype
+  // (cheaper for a tensor with fewer values than the table has codes).
+  bool start(Dtype dtype, uint32_t bins, bool countCodes = true);
   // The next `elements` elements at `data`. F4: every piece but the last holds an even count
   // (whole bytes). C64: `elements` complex values.
   void add(const uint8_t* data, uint64_t elements);
@@ -77,7 +78,7 @@ class StatsAccumulator {
   void addHistogram(const uint8_t* data, uint64_t elements);
   void finishHistogram(Stats& out);
 
-  // Whether `dtype` has its histogram made in the first pass (at most 16 bits; not C64).
+  // Whether `dtype` can have its histogram made in the first pass (at most 16 bits; not C64).
   static bool binsInOnePass(Dtype dtype);
 
   // Mean and sum of squared deviations of the finite values seen so far, with their extremes.
