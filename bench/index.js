@@ -36,6 +36,7 @@ const BENCHES = [
   { area: 'local', script: 'local.js', args: quick ? ['--mib', '256', '--runs', '1'] : [] },
   { area: 'remote', script: 'remote-targets.js', args: [] },
   { area: 'remote-peers', script: 'remote.js', args: ['--runs', quick ? '1' : '3'], parse: remoteFigures },
+  { area: 'cache', script: 'cache.js', args: quick ? ['--shards', '24', '--runs', '1'] : [] },
   { area: 'write', script: 'write.js', args: quick ? ['--mib', '256'] : [], parse: writeFigures },
   { area: 'gpu', script: 'gpu.js', args: quick ? ['--mib', '256', '--rounds', '1'] : [] },
 ]
