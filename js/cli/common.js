@@ -8,6 +8,8 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { formatBytes } from '../format.js'
+import { CONCURRENCY } from '../io/http.js'
+import { pool } from '../io/pool.js'
 import { overview } from '../overview.js'
 
 /**
@@ -18,6 +20,9 @@ import { overview } from '../overview.js'
  * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean },
  *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
  */
+
+/** Shard headers read at once when finding which shards fail: as loadHeaders reads them. */
+const SHARD_CONCURRENCY = CONCURRENCY
 
 /** Options every command takes (node:util parseArgs form). */
 const COMMON_OPTIONS = /** @type {const} */ ({
@@ -152,26 +157,80 @@ export function usageError(message) {
 /**
  * Opens a path, URL, hf:// address or `*.index.json`, with the quantization config of --config
  * or the config.json beside it (quantizationConfig; `config` is its path, or null). For a
- * sharded set, every shard header is read (with a progress line when stderr is a terminal) so
- * that the whole table is known.
+ * sharded set, every shard header is read (loadHeaders: bounded concurrency, a progress line
+ * counting shards when stderr is a terminal) so that the whole table is known. A shard that
+ * cannot be read fails the open, unless `options.partial`: then the index is kept, and
+ * `failures` lists each shard that could not be read with its error (the others are loaded).
  * @param {string} src
  * @param {CommonFlags} flags
  * @param {Io} io
- * @returns {Promise<{ file: SafetensorsFile | ShardedFile, close: () => Promise<void>, config: string | null }>}
+ * @param {{ partial?: boolean }} [options]
+ * @returns {Promise<{ file: SafetensorsFile | ShardedFile, close: () => Promise<void>, config: string | null,
+ *   failures: ShardFailure[] }>}
  */
-export async function openForCli(src, flags, io) {
+export async function openForCli(src, flags, io, options = {}) {
   const { quantization, path: config } = await quantizationConfig(src, flags)
   const f = await open(src, { ...openOptions(src, flags), ...(quantization === undefined ? {} : { quantization }) })
-  if (!(f instanceof ShardedFile)) return { file: f, close: () => f.close(), config }
+  if (!(f instanceof ShardedFile)) return { file: f, close: () => f.close(), config, failures: [] }
+  const bar = progressBar(io, flags, 'shard headers', 'count')
   try {
-    const bar = progressBar(io, flags, 'shard headers', 'count')
-    await f.loadHeaders({ onProgress: ({ loaded, total }) => bar.update(loaded, total) })
-    bar.done()
-    return { file: f, close: () => f.close(), config }
+    const failures = await loadShardHeaders(f, bar, options.partial ?? false)
+    return { file: f, close: () => f.close(), config, failures }
   } catch (error) {
     await f.close()
     throw error
+  } finally {
+    bar.done()
   }
+}
+
+/**
+ * @typedef {{ shard: string, error: SafetensorsError }} ShardFailure  a shard that could not be read
+ */
+
+/**
+ * A failure that belongs to one shard (not there, unreachable, not a safetensors file), as
+ * opposed to the whole command's (aborted, closed, a bug).
+ * @param {unknown} error
+ * @returns {error is SafetensorsError}
+ */
+function isShardFailure(error) {
+  return error instanceof SafetensorsError && error.code !== 'Aborted' && error.code !== 'Closed'
+}
+
+/**
+ * Every shard header, through loadHeaders. When a shard fails and `partial` is set, each shard
+ * not yet loaded is then opened on its own (the loaded ones answer at once), so that every
+ * failing shard is known, not only the first: those are returned, in index order.
+ * @param {ShardedFile} f
+ * @param {ReturnType<typeof progressBar>} bar
+ * @param {boolean} partial
+ * @returns {Promise<ShardFailure[]>}
+ */
+export async function loadShardHeaders(f, bar, partial) {
+  try {
+    await f.loadHeaders({ onProgress: ({ loaded, total }) => bar.update(loaded, total) })
+    return []
+  } catch (error) {
+    if (!partial || !isShardFailure(error)) throw error
+  }
+  const paths = f.shards
+  /** @type {(SafetensorsError | null)[]} */
+  const errors = paths.map(() => null)
+  let done = 0
+  await pool(paths.map((_, i) => i), SHARD_CONCURRENCY, undefined, async (i) => {
+    try {
+      await f.shard(paths[i])
+    } catch (error) {
+      if (!isShardFailure(error)) throw error
+      errors[i] = error
+    }
+    bar.update(++done, paths.length)
+  })
+  return paths.flatMap((shard, i) => {
+    const error = errors[i]
+    return error ? [{ shard, error }] : []
+  })
 }
 
 /**

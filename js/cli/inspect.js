@@ -3,6 +3,10 @@
  * sharded set's `*.index.json`), as a readable summary, as JSON, or as a tree of name prefixes.
  * Quantized weights are shown by their logical names, with scheme and logical shape, their
  * parts indented under them (the tree: the weight alone); parameter counts are logical.
+ *
+ * A sharded set whose shards cannot all be read (not there, unreachable, not safetensors) is
+ * shown as far as the index and the readable shards go (names, shards, total_size), each
+ * unreadable shard is named on stderr with its error, and the exit code is 2 (PARTIAL).
  */
 import { CONFIG_OPTIONS, describeFailure, errorJson, openForCli, parseCommand, shapeJson, usageError } from './common.js'
 import { overview } from '../overview.js'
@@ -11,6 +15,18 @@ import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatS
 import { elementCount } from '../dtypes.js'
 
 export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
+
+/** Exit code of an inspect that could read the index but not every shard. */
+export const PARTIAL = 2
+
+/** What --help adds. */
+export const help = `exit codes: 0 done; 1 a failure (the error on stderr); ${PARTIAL} a usage mistake, or a
+sharded set whose index was read but not every shard (missing, unreachable, not safetensors): what
+the index gives is shown (names, shards, total_size from its metadata, and what the readable shards
+hold), then each shard that failed and why, on stderr`
+
+/** Unreadable shards listed one per line up to this many; past it, a few and a count by code. */
+const LISTED_FAILURES = 10
 
 const options = /** @type {const} */ ({
   tree: { type: 'boolean', },
@@ -44,8 +60,22 @@ async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('inspect takes one file, URL or index')
   const depth = flags.depth === undefined ? undefined : Number(flags.depth)
   if (depth !== undefined && !(Number.isInteger(depth) && depth >= 1)) throw usageError('--depth takes a whole number from 1')
-  const { file, close, config } = await openForCli(args[0], flags, io)
+  const { file, close, config, failures } = await openForCli(args[0], flags, io, { partial: true })
   try {
+    if (failures.length > 0) {
+      const sharded = /** @type {ShardedFile} */ (file)
+      const p = await partialOverview(sharded, failures)
+      if (flags.tree) {
+        const tree = buildTree(p.rows.map((r) => r.info ? { ...r.info, name: r.name, elements: elementCount(r.info.shape) }
+          : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: 0, elements: 0 }))
+        const label = `${args[0]} (${p.unread} of ${p.shards.length} shards unread)`
+        io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label, depth })}\n`)
+      } else {
+        io.stdout.write(flags.json ? `${JSON.stringify(partialJson(p), null, 2)}\n` : `${partialText(p, args[0])}\n`)
+      }
+      io.stderr.write(`${failureLines(failures, p.shards.length).map((l) => escapeInvisible(l, { multiline: true })).join('\n')}\n`)
+      return PARTIAL
+    }
     const o = await overview(file)
     // Text output shows names and metadata with invisible and bidirectional characters escaped
     // (escapeInvisible: `\u{202E}`); --json keeps them as stored, since a JSON reader wants the
@@ -239,4 +269,123 @@ export function inspectText(o, label, config = null) {
     lines.push(table(cells, [false, false, false, true, true, false, false]))
   }
   return lines.join('\n')
+}
+
+/**
+ * @typedef {{ name: string, shard: string, info: import('../node.js').TensorInfo | null }} PartialRow
+ *   info: from the shard's header, or null when the shard could not be read
+ * @typedef {{ path: string, tensors: number, file: SafetensorsFile | null,
+ *   error: import('./common.js').ShardFailure['error'] | null }} PartialShard
+ * @typedef {{ metadata: Record<string, unknown> | null, totalSize: number | null, shards: PartialShard[],
+ *   rows: PartialRow[], unread: number }} Partial
+ */
+
+/**
+ * What a sharded set gives when some shards cannot be read: the index's names, shards and
+ * metadata, and the tensors' entries from the shards that could be read.
+ * @param {ShardedFile} f
+ * @param {import('./common.js').ShardFailure[]} failures
+ * @returns {Promise<Partial>}
+ */
+async function partialOverview(f, failures) {
+  const failed = new Map(failures.map((x) => [x.shard, x.error]))
+  /** @type {Map<string, PartialShard>} */
+  const shards = new Map()
+  for (const path of f.shards) {
+    const error = failed.get(path) ?? null
+    shards.set(path, { path, tensors: 0, error, file: error ? null : await f.shard(path) })  // loaded: no request
+  }
+  const rows = f.names.map((name) => {
+    const shard = f.shardOf(name)
+    const s = /** @type {PartialShard} */ (shards.get(shard))
+    s.tensors++
+    let info = null
+    try {
+      info = s.file?.info(name) ?? null
+    } catch {
+      info = null  // the shard lacks it: verify reports that
+    }
+    return { name, shard, info }
+  })
+  const total = /** @type {any} */ (f.metadata)?.total_size
+  return {
+    metadata: f.metadata, totalSize: typeof total === 'number' && Number.isSafeInteger(total) && total >= 0 ? total : null,
+    shards: [...shards.values()], rows, unread: failures.length,
+  }
+}
+
+/**
+ * The --json form of a partial inspect: `partial: true`, the index's `metadata` and `totalSize`
+ * (its total_size, or null), `shards` ({ path, tensors } plus byteLength, headerLength and
+ * metadata when read, else `error`: { code, message, tensor, offset }) and `tensors` ({ name,
+ * shard } plus dtype, shape, byteOffset, byteLength from a readable shard).
+ * @param {Partial} p
+ */
+export function partialJson(p) {
+  return {
+    partial: true, metadata: p.metadata, totalSize: p.totalSize,
+    shards: p.shards.map((s) => (s.file
+      ? { path: s.path, tensors: s.tensors, byteLength: s.file.byteLength, headerLength: s.file.headerLength, metadata: s.file.metadata }
+      : { path: s.path, tensors: s.tensors, error: errorJson(s.error) })),
+    tensors: p.rows.map((r) => (r.info
+      ? { name: r.name, shard: r.shard, dtype: r.info.dtype, shape: shapeJson(r.info.shape), byteOffset: r.info.byteOffset, byteLength: r.info.byteLength }
+      : { name: r.name, shard: r.shard })),
+  }
+}
+
+/**
+ * The text form of a partial inspect: the summary the index gives, the shards (size and header
+ * of those read), the tensors (entries of those in read shards).
+ * @param {Partial} p @param {string} label
+ */
+export function partialText(p, label) {
+  const n = p.shards.length
+  const lines = []
+  lines.push(`file        ${escapeInvisible(label)} (sharded: ${n} ${n === 1 ? 'shard' : 'shards'}, ${p.unread} unreadable)`)
+  lines.push(`size        ${p.totalSize === null ? 'unknown (the index has no total_size)' : `${formatBytes(p.totalSize)} (${formatCount(p.totalSize)} bytes of tensors, the index's total_size)`}`)
+  lines.push(`tensors     ${formatCount(p.rows.length)} (from the index)`)
+  if (p.metadata === null) {
+    lines.push('metadata    none')
+  } else {
+    const count = Object.keys(p.metadata).length
+    lines.push(`metadata    ${count} ${count === 1 ? 'entry' : 'entries'} (index)`)
+    lines.push(...metadataLines(p.metadata, '  '))
+  }
+  lines.push('')
+  const shardRows = [['shard', 'tensors', 'size', 'header', '']]
+  for (const s of p.shards) {
+    shardRows.push([escapeInvisible(s.path), formatCount(s.tensors), ...(s.file
+      ? [formatBytes(s.file.byteLength), `${formatCount(s.file.headerLength)} B`, '']
+      : ['?', '?', `unreadable (${/** @type {any} */ (s.error).code})`])])
+  }
+  lines.push(table(shardRows, [false, true, true, true, false]).split('\n').map((l) => l.trimEnd()).join('\n'))
+  if (p.rows.length) {
+    lines.push('')
+    const cells = [['name', 'dtype', 'shape', 'size', 'shard']]
+    for (const r of p.rows) {
+      cells.push([escapeInvisible(r.name), ...(r.info ? [r.info.dtype, formatShape(r.info.shape), formatBytes(r.info.byteLength)] : ['?', '?', '?']),
+        escapeInvisible(r.shard)])
+    }
+    lines.push(table(cells, [false, false, false, true, false]))
+  }
+  return lines.join('\n')
+}
+
+/**
+ * The stderr lines of a partial inspect: what happened, then each unreadable shard and why (a
+ * few and a count by error code when there are many).
+ * @param {import('./common.js').ShardFailure[]} failures @param {number} total shards in the index
+ */
+export function failureLines(failures, total) {
+  const lines = [`error: ${failures.length} of ${total} ${total === 1 ? 'shard' : 'shards'} could not be read; shown is what the ` +
+    'index gives (and the shards that could be read):']
+  const listed = failures.length <= LISTED_FAILURES ? failures : failures.slice(0, LISTED_FAILURES / 2)
+  for (const { shard, error } of listed) lines.push(`  ${shard}: ${describeFailure(error)}`)
+  if (listed.length < failures.length) {
+    /** @type {Map<string, number>} */
+    const codes = new Map()
+    for (const { error } of failures.slice(listed.length)) codes.set(error.code, (codes.get(error.code) ?? 0) + 1)
+    lines.push(`  and ${failures.length - listed.length} more: ${[...codes].sort((a, b) => b[1] - a[1]).map(([code, k]) => `${code} ${formatCount(k)}`).join(', ')}`)
+  }
+  return lines
 }

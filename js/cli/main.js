@@ -2,7 +2,8 @@
 /**
  * safetensors-wasm command line. Each command lives in its own js/cli/<name>.js and takes the
  * arguments that follow its name; it returns the exit code: 0 done, 1 a failure (the error is on
- * stderr), 2 a usage mistake. Output for scripts (--json) is the only thing on stdout; progress
+ * stderr), 2 a usage mistake (and for inspect, a sharded set shown from its index because some
+ * shards could not be read). Output for scripts (--json) is the only thing on stdout; progress
  * bars go to stderr, and only when it is a terminal.
  */
 import * as inspect from './inspect.js'
@@ -15,7 +16,7 @@ import { escapeInvisible } from '../format.js'
 
 /** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number>, help?: string }>} one line per command */
 const COMMANDS = {
-  inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process), help: CONFIG_HELP },
+  inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process), help: `${inspect.help}\n\n${CONFIG_HELP}` },
   stats: { usage: stats.usage, run: (args) => stats.main(args, process), help: CONFIG_HELP },
   verify: { usage: verify.usage, run: (args) => verify.main(args, process) },
   convert: { usage: convert.usage, run: (args) => convert.main(args, process), help: CONFIG_HELP },

@@ -13,7 +13,7 @@
  * LFS oid); a single file only, as the hash is per file.
  */
 import { SafetensorsError, ShardedFile, open } from '../node.js'
-import { describeFailure, errorJson, openOptions, parseCommand, progressBar, usageError } from './common.js'
+import { describeFailure, errorJson, loadShardHeaders, openOptions, parseCommand, progressBar, usageError } from './common.js'
 import { DTYPE_BITS } from '../dtypes.js'
 import { escapeInvisible, formatBytes, formatCount } from '../format.js'
 
@@ -35,8 +35,9 @@ const LAYOUT_CODES = new Set(['InvalidOffset', 'ValidationOverflow', 'Misaligned
 /**
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {{ name: string, status: 'ok' | 'warn' | 'fail', detail: string,
- *   error?: ReturnType<typeof errorJson>, expected?: string, actual?: string }} Check
- *   expected, actual: the sha256 check's hashes (actual: absent when the file could not be read)
+ *   error?: ReturnType<typeof errorJson>, expected?: string, actual?: string, problems?: Problem[] }} Check
+ *   expected, actual: the sha256 check's hashes (actual: absent when the file could not be read);
+ *   problems: every disagreement of one kind between a sharded set's index and its shards
  * @typedef {import('./common.js').CommonFlags & { full: boolean, finite: boolean, sha256?: string }} Flags
  * @typedef {{ file: SafetensorsFile, names: string[], label: string }} Part  one file to read
  */
@@ -85,7 +86,7 @@ async function run(args, flags, io) {
     }
     /** @type {Part[]} */
     let parts = []
-    if (f instanceof ShardedFile) parts = await checkSharded(f, checks, fail)
+    if (f instanceof ShardedFile) parts = await checkSharded(f, checks, fail, flags, io)
     else if (f) parts = [checkSingle(f, checks)]
     if (expected !== null && f && !(f instanceof ShardedFile)) await checkHash(f, expected, flags, io, checks, fail)
     else if (expected !== null) checks.push({ name: 'sha256', status: 'warn', detail: 'not checked: the file did not open', expected })
@@ -170,51 +171,52 @@ function checkSingle(f, checks) {
 }
 
 /**
- * The index opened; checks every shard, then that index and shards agree.
+ * The index opened; checks every shard (headers read as `inspect` reads them: bounded
+ * concurrency, a progress bar), then that the index and the shards agree.
  * @param {ShardedFile} f @param {Check[]} checks
  * @param {(name: string, error: unknown, label?: string) => void} fail
+ * @param {Flags} flags @param {import('./common.js').Io} io
  * @returns {Promise<Part[]>}
  */
-async function checkSharded(f, checks, fail) {
+async function checkSharded(f, checks, fail, flags, io) {
   const paths = f.shards
   checks.push({ name: 'index', status: 'ok', detail: `${formatCount(f.names.length)} tensors in ${formatCount(paths.length)} ${paths.length === 1 ? 'shard' : 'shards'}` })
-  const opened = await Promise.all(paths.map((path) => f.shard(path).then((file) => ({ path, file }), (error) => ({ path, error }))))
+  const bar = progressBar(io, flags, 'shard headers', 'count')
+  let failures
+  try {
+    failures = await loadShardHeaders(f, bar, true)
+  } finally {
+    bar.done()
+  }
+  const failed = new Map(failures.map((x) => [x.shard, x.error]))
   /** @type {Part[]} */
   const parts = []
   let headerBytes = 0
   let fileBytes = 0
-  for (const s of opened) {
-    if ('error' in s) {
-      if (!(s.error instanceof SafetensorsError)) throw s.error
-      fail(checkOf(s.error), s.error, s.path)
+  for (const path of paths) {
+    const error = failed.get(path)
+    if (error) {
+      fail(checkOf(error), error, path)
       continue
     }
-    headerBytes += s.file.headerLength
-    fileBytes += s.file.byteLength
-    parts.push({ file: s.file, names: [], label: s.path })
+    const file = await f.shard(path)  // loaded: no request
+    headerBytes += file.headerLength
+    fileBytes += file.byteLength
+    parts.push({ file, names: [], label: path })
   }
   if (parts.length === paths.length) {
     checks.push({ name: 'header', status: 'ok', detail: `${formatCount(paths.length)} shard headers, ${formatCount(headerBytes)} bytes of JSON` })
     checks.push({ name: 'layout', status: 'ok', detail: `every shard's tensors tile its data buffer exactly (${formatCount(fileBytes)} bytes in all)` })
   }
-  // Index and shards must name the same tensors, each in the shard the index says.
-  const byPath = new Map(parts.map((p) => [p.label, p]))
-  const missing = []
-  for (const name of f.names) {
-    const part = byPath.get(f.shardOf(name))
-    if (!part) continue
-    try {
-      part.file.info(name)
-      part.names.push(name)
-    } catch {
-      missing.push(`${name} (in ${part.label})`)
-    }
+  const problems = indexProblems(f, parts)
+  for (const kind of PROBLEM_KINDS) {
+    const list = problems[kind.key]
+    if (list.length === 0) continue
+    fail('index', new SafetensorsError('IndexMismatch', kind.message(list.length) + listSome(list.map(kind.item))))
+    const check = /** @type {Check} */ (checks.at(-1))
+    check.problems = list
   }
-  const indexed = new Set(f.names)
-  const extra = parts.flatMap((p) => p.file.names.filter((n) => !indexed.has(n) || f.shardOf(n) !== p.label).map((n) => `${n} (in ${p.label})`))
-  if (missing.length) fail('index', new SafetensorsError('IndexMismatch', `the index names ${missing.length} ${missing.length === 1 ? 'tensor' : 'tensors'} its shard does not hold: ${listSome(missing)}`))
-  if (extra.length) fail('index', new SafetensorsError('IndexMismatch', `${extra.length} ${extra.length === 1 ? 'tensor is' : 'tensors are'} in a shard the index does not map it to: ${listSome(extra)}`))
-  if (!missing.length && !extra.length && parts.length === paths.length)
+  if (PROBLEM_KINDS.every((k) => problems[k.key].length === 0) && parts.length === paths.length)
     checks.push({ name: 'index', status: 'ok', detail: 'the index and the shard headers name the same tensors' })
   const totalSize = /** @type {any} */ (f.metadata)?.total_size
   if (parts.length === paths.length && typeof totalSize === 'number') {
@@ -224,6 +226,115 @@ async function checkSharded(f, checks, fail) {
   }
   return parts
 }
+
+/**
+ * @typedef {{ tensor: string | null, shard: string, indexShard?: string }} Problem
+ *   tensor: the tensor (null for a shard the numbering implies); shard: where it is (or, for
+ *   `missing` and `unused`, the shard that should hold it); indexShard: where the index puts it
+ * @typedef {{ missing: Problem[], moved: Problem[], unnamed: Problem[], copied: Problem[],
+ *   unused: Problem[] }} Problems
+ */
+
+/** The ways an index and its shards disagree, each problem reported once, in this order. */
+const PROBLEM_KINDS = /** @type {const} */ ([
+  { key: 'missing', message: (/** @type {number} */ n) => `the index names ${n} ${n === 1 ? 'tensor' : 'tensors'} its shard does not hold: `,
+    item: (/** @type {Problem} */ p) => `${p.tensor} (in ${p.shard})` },
+  { key: 'moved', message: (/** @type {number} */ n) => `the index maps ${n} ${n === 1 ? 'tensor' : 'tensors'} to a shard that does not hold ${n === 1 ? 'it' : 'them'}, while another shard does: `,
+    item: (/** @type {Problem} */ p) => `${p.tensor} (the index says ${p.indexShard}, it is in ${p.shard})` },
+  { key: 'unnamed', message: (/** @type {number} */ n) => `${n} ${n === 1 ? 'tensor is' : 'tensors are'} in a shard the index does not map ${n === 1 ? 'it' : 'them'} to: `,
+    item: (/** @type {Problem} */ p) => `${p.tensor} (in ${p.shard}, not named in the index)` },
+  { key: 'copied', message: (/** @type {number} */ n) => `${n} ${n === 1 ? 'tensor is' : 'tensors are'} also in a shard besides the one the index maps ${n === 1 ? 'it' : 'them'} to: `,
+    item: (/** @type {Problem} */ p) => `${p.tensor} (in ${p.shard}; the index maps it to ${p.indexShard})` },
+  { key: 'unused', message: (/** @type {number} */ n) => `${n} ${n === 1 ? 'shard is' : 'shards are'} missing from the numbering of the shard names: the index maps no tensor to `,
+    item: (/** @type {Problem} */ p) => p.shard },
+])
+
+/**
+ * How the index and the shard headers (of the shards that could be read) disagree:
+ * - missing: the index maps a tensor to a shard whose header lacks it (and no shard holds it);
+ * - moved: the same, but another shard holds it (one problem, not a missing and an unnamed one);
+ * - unnamed: a shard holds a tensor the index does not name;
+ * - copied: a shard holds a tensor the index maps to another shard (a second copy);
+ * - unused: the shard names say `-of-00005` and no tensor is mapped to shard 3 (numberingGaps).
+ * Fills each part's `names` with the index's names its shard holds.
+ * @param {ShardedFile} f @param {Part[]} parts
+ * @returns {Problems}
+ */
+function indexProblems(f, parts) {
+  const byPath = new Map(parts.map((p) => [p.label, { part: p, held: new Set(p.file.names) }]))
+  /** @type {Map<string, string>} where each tensor of a read shard is; the first shard, if several */
+  const where = new Map()
+  for (const p of parts) for (const n of p.file.names) if (!where.has(n)) where.set(n, p.label)
+  /** @type {Problems} */
+  const problems = { missing: [], moved: [], unnamed: [], copied: [], unused: numberingGaps(f.shards) }
+  const indexed = new Set()
+  for (const name of f.names) {
+    indexed.add(name)
+    const shard = f.shardOf(name)
+    const s = byPath.get(shard)
+    if (!s) continue  // an unreadable shard: reported as such
+    if (s.held.has(name)) {
+      s.part.names.push(name)
+      continue
+    }
+    const found = where.get(name)
+    if (found === undefined) problems.missing.push({ tensor: name, shard })
+    else problems.moved.push({ tensor: name, shard: found, indexShard: shard })
+  }
+  for (const p of parts) {
+    for (const name of p.file.names) {
+      if (!indexed.has(name)) {
+        problems.unnamed.push({ tensor: name, shard: p.label })
+        continue
+      }
+      const shard = f.shardOf(name)
+      const home = byPath.get(shard)
+      // Not a problem of its own: in its shard; its shard unreadable (reported as such); or the
+      // shard a moved tensor was found in (reported as moved).
+      if (shard === p.label || !home || (!home.held.has(name) && where.get(name) === p.label)) continue
+      problems.copied.push({ tensor: name, shard: p.label, indexShard: shard })
+    }
+  }
+  return problems
+}
+
+/**
+ * Shards the numbering of the shard names implies but the index never maps a tensor to: names
+ * `<prefix><i>-of-<n><suffix>` (zero-padded like model-00001-of-00005, or not like model-1-of-61)
+ * with some i from 1 to n absent. Each set of names sharing prefix, n and suffix is one numbering.
+ * @param {string[]} paths
+ * @returns {Problem[]}
+ */
+function numberingGaps(paths) {
+  /** @type {Map<string, { prefix: string, total: string, suffix: string, seen: Map<number, string> }>} */
+  const groups = new Map()
+  for (const path of paths) {
+    const m = /^(.*?)(\d+)-of-(\d+)(\.[^/]*)$/.exec(path)
+    if (!m) continue
+    const key = JSON.stringify([m[1], m[3], m[4]])
+    let group = groups.get(key)
+    if (!group) groups.set(key, (group = { prefix: m[1], total: m[3], suffix: m[4], seen: new Map() }))
+    group.seen.set(Number(m[2]), m[2])
+  }
+  /** @type {Problem[]} */
+  const gaps = []
+  for (const g of groups.values()) {
+    const total = Number(g.total)
+    // A count past the shards a set can have is not a numbering (and is not looped over).
+    if (!Number.isSafeInteger(total) || total > MAX_NUMBERED_SHARDS || total < g.seen.size) continue
+    // Padded when every seen number has one width and some number is written with leading zeros.
+    const widths = new Set([...g.seen.values()].map((d) => d.length))
+    const padded = widths.size === 1 && [...g.seen].some(([n, d]) => String(n).length < d.length)
+    const width = padded ? [...widths][0] : 0
+    for (let i = 1; i <= total; i++) {
+      if (!g.seen.has(i)) gaps.push({ tensor: null, shard: `${g.prefix}${String(i).padStart(width, '0')}-of-${g.total}${g.suffix}` })
+    }
+  }
+  return gaps
+}
+
+/** Shard numberings up to this count are checked for gaps (real sets: a few hundred). */
+const MAX_NUMBERED_SHARDS = 100_000
 
 /** @param {string[]} items */
 function listSome(items) {

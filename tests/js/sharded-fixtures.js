@@ -24,7 +24,8 @@ import { join } from 'node:path'
  * @typedef {'BF16' | 'F16' | 'F32' | 'F8_E4M3'} Dtype
  * @typedef {{
  *   notInShard?: string[],                        // the index names them, their shard's header lacks them
- *   notInIndex?: { shard: number, name: string }[], // in shard `shard`'s header, not in the index
+ *   notInIndex?: { shard: number, name: string }[], // added to shard `shard`'s header (BF16 [2]): a name the
+ *                                                 // index lacks, or one it maps elsewhere (a copy, or moved with notInShard)
  *   unusedShards?: number[],                      // numbered (0-based) but given no names, no file
  *   duplicates?: { name: string, shard: number }[], // the index lists `name` a second time, mapped to `shard`
  * }} Plant

@@ -8,6 +8,10 @@ import { startServer } from './http-server.js'
 import { deepseek163, glm282, kimiK2, kimiK3, makeShardedSet, serveSet, shardName, writeSet } from './sharded-fixtures.js'
 /** @typedef {import('../../js/node.js').ShardedFile} ShardedFile */
 
+/** The 500,000-name set, made once for the tests that use it. */
+let k3 = /** @type {ReturnType<typeof kimiK3> | null} */ (null)
+const kimi = () => (k3 ??= kimiK3())
+
 test('a generated shard is a safetensors file the library opens: its header names what the index gives it, with the stated values', async () => {
   const set = makeShardedSet({ tensors: 1000, shards: 7, dtype: 'F8_E4M3', experts: 8 })
   assert.equal(set.names.length, 1000)
@@ -59,10 +63,10 @@ test('names reach the count exactly, shard names follow each style, headerBytes 
 
 test('the presets: counts, shard names and header sizes of the real sets', () => {
   const started = performance.now()
-  const k3 = kimiK3()
-  assert.equal(k3.names.length, 500_000)
-  assert.equal(k3.shardPaths.length, 96)
-  assert.ok(k3.indexBytes.length > 40e6, 'an index of tens of MB')
+  const big = kimi()
+  assert.equal(big.names.length, 500_000)
+  assert.equal(big.shardPaths.length, 96)
+  assert.ok(big.indexBytes.length > 40e6, 'an index of tens of MB')
   assert.ok(performance.now() - started < 15_000, 'the 500,000-name index builds in seconds')
   const glm = glm282()
   assert.equal(glm.shardPaths.length, 282)
@@ -95,6 +99,57 @@ test('serveSet and writeSet hold the set: an open over HTTP and from a folder re
     assert.ok(dir.length > 0)
   } finally {
     await remove()
+    await server.close()
+  }
+})
+
+test('500,000 names over 96 shards from the test server: names, shardOf, every header in one request each with bounded concurrency and progress, parameterCount', async () => {
+  const set = kimi()
+  const server = await startServer({ lifetime: 300_000 })
+  try {
+    const url = serveSet(server, set, { folder: '/k3' })
+    // Headers of ~600 KB: a first window of 1 MiB holds each one whole.
+    const f = /** @type {ShardedFile} */ (await open(url, { initialFetchSize: 1 << 20 }))
+    assert.equal(server.stats.requests, 1, 'the index alone')
+    const names = f.names
+    assert.equal(names.length, 500_000)
+    const held = new Set(names)
+    assert.equal(held.size, 500_000)
+    for (const name of set.names) if (!held.has(name)) assert.fail(`${name} is not in names`)
+    assert.deepEqual(f.shards, set.shardPaths)
+    // Every 25th name (names run in model order, so each shard has hundreds of them).
+    for (let k = 0; k < set.names.length; k += 25) {
+      const name = set.names[k]
+      if (f.shardOf(name) !== set.shardOfName(name)) assert.fail(`${name}: ${f.shardOf(name)}, not ${set.shardOfName(name)}`)
+    }
+    assert.equal(f.byteLength, null, 'no header read yet')
+    assert.equal(server.stats.requests, 1)
+
+    server.setLatency(10)
+    /** @type {{ loaded: number, total: number }[]} */
+    const progress = []
+    await f.loadHeaders({ concurrency: 8, onProgress: (p) => progress.push({ ...p }) })
+    server.setLatency(0)
+    assert.ok(progress.every((p, i) => p.total === 96 && (i === 0 || p.loaded >= progress[i - 1].loaded)), 'monotonic')
+    assert.deepEqual(progress.at(-1), { loaded: 96, total: 96 })
+    assert.ok(progress.length >= 96)
+    assert.ok(server.stats.maxInFlight <= 8, `${server.stats.maxInFlight} at once`)
+    assert.ok(server.stats.maxInFlight > 1, 'concurrent')
+    const shardRequests = server.stats.log.filter((e) => e.path !== `/k3/${set.indexName}`)
+    assert.equal(server.stats.requests, 1 + 96)
+    assert.deepEqual(shardRequests.map((e) => e.path).sort(), set.shardPaths.map((p) => `/k3/${p}`))
+    assert.equal(f.byteLength, set.shardPaths.reduce((n, _, i) => n + set.shardBytes(i).length, 0))
+
+    const counted = await f.parameterCount()
+    assert.equal(counted.total, set.parameters)
+    assert.ok(counted.byScheme['fp8-block'] > 900_000)
+    assert.equal(server.stats.requests, 97, 'counting reads no more')
+    const name = 'model.layers.100.mlp.experts.5.down_proj.weight_scale_inv'
+    const info = await f.info(name)
+    assert.deepEqual([info.dtype, info.shape, info.shard], ['F32', [1, 1], set.shardOfName(name)])
+    assert.deepEqual(Array.from((await f.tensor(name)).toFloat32()), [set.valueOf(name)])
+    await f.close()
+  } finally {
     await server.close()
   }
 })
