@@ -113,6 +113,15 @@ export interface ByteSource {
 
 export interface Progress { loaded: number; total: number }
 
+/** Options of ShardedFile.loadHeaders, and of the calls that load every shard header. */
+export interface LoadHeadersOptions {
+  signal?: AbortSignal
+  /** Shard headers fetched at once. */
+  concurrency?: number
+  /** Shards whose header is in, of all of them. */
+  onProgress?: (progress: Progress) => void
+}
+
 export interface ReadOptions {
   signal?: AbortSignal
   onProgress?: (progress: Progress) => void
@@ -382,13 +391,16 @@ export declare class ShardedFile {
   shardOf(name: string): string
   /** A shard as a SafetensorsFile (its own header, metadata and byteLength). */
   shard(path: string, options?: { signal?: AbortSignal }): Promise<SafetensorsFile>
-  /** Fetches every shard header not fetched yet, `concurrency` at a time. */
-  loadHeaders(options?: { signal?: AbortSignal; concurrency?: number; onProgress?: (progress: Progress) => void }): Promise<void>
+  /**
+   * Fetches every shard header not fetched yet, `concurrency` at a time (by default the
+   * `concurrency` given to open, else 256 in Node and 32 in browsers). `onProgress` counts shards.
+   */
+  loadHeaders(options?: LoadHeadersOptions): Promise<void>
   info(name: string, options?: { signal?: AbortSignal }): Promise<ShardTensorInfo>
   /** Fetches every shard header. */
-  parameterCount(options?: { signal?: AbortSignal; concurrency?: number }): Promise<ParameterCount>
+  parameterCount(options?: LoadHeadersOptions): Promise<ParameterCount>
   /** Fetches every shard header; a weight's parts may sit in different shards. */
-  quantized(options?: { signal?: AbortSignal; concurrency?: number }): Promise<QuantizedWeight[]>
+  quantized(options?: LoadHeadersOptions): Promise<QuantizedWeight[]>
   /** Fetches only the headers of the shards that hold the weight's parts. */
   dequantize(name: string, options?: DequantizeOptions): Promise<Tensor>
   /** The tensor's bytes (or a slice's) piece by piece through two heap buffers: any size, bounded heap. */

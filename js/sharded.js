@@ -21,6 +21,14 @@ import { loadCore as loadCoreOf } from './wasm.js'
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
 const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
+/**
+ * Shard headers fetched at once by loadHeaders when no `concurrency` is given: in Node, enough
+ * that the 282 shards of the largest sets take two rounds (undici opens as many connections as
+ * asked); in browsers fewer, within an HTTP/2 connection's usual 100 streams, leaving room for
+ * the page's own requests (on HTTP/1.1 the browser queues past its 6 connections anyway).
+ */
+const HEADER_CONCURRENCY = typeof process !== 'undefined' && process.versions?.node ? 256 : 32
+
 /** An index is read whole; one larger than this is a mistake (a shard given as the index, say),
  * refused before gigabytes are read, over HTTP as from a file. Real indexes: 10 KB to 60 MB. */
 export const MAX_INDEX_BYTES = 64 * 1024 * 1024
@@ -194,6 +202,7 @@ export class ShardedFile {
   #index
   #openShard
   #concurrency
+  #headerConcurrency
   /** @type {Map<number, Promise<SafetensorsFile>>} */
   #pending = new Map()
   /** @type {Map<number, SafetensorsFile>} */
@@ -208,13 +217,15 @@ export class ShardedFile {
   /**
    * @param {ShardIndex} index
    * @param {ShardOpener} openShard opens (fetches the header of) one shard
-   * @param {{ concurrency?: number, quantization?: any }} [options] concurrency: shard headers
-   *   fetched at once by loadHeaders; quantization: the model's quantization_config or config.json
+   * @param {{ concurrency?: number, quantization?: any }} [options] concurrency: requests at once
+   *   (shard headers by loadHeaders, HEADER_CONCURRENCY by default; ranges by load);
+   *   quantization: the model's quantization_config or config.json
    */
   constructor(index, openShard, options = {}) {
     this.#index = index
     this.#openShard = openShard
     this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
+    this.#headerConcurrency = Math.max(1, options.concurrency ?? HEADER_CONCURRENCY)
     this.#quantization = quantConfig(options.quantization)
   }
 
@@ -295,7 +306,9 @@ export class ShardedFile {
   }
 
   /**
-   * Fetches every shard header not yet fetched, `concurrency` at a time. `onProgress` counts
+   * Fetches every shard header not yet fetched, `concurrency` at a time (HEADER_CONCURRENCY by
+   * default: 256 in Node, 32 in browsers). Only parsed headers are kept (each shard's first
+   * window too, within a budget), so hundreds of shards fit. `onProgress` counts
    * shards: `{ loaded, total }` with loaded the shards whose header is in, total all of them.
    * @param {{ signal?: AbortSignal, concurrency?: number,
    *   onProgress?: (p: { loaded: number, total: number }) => void }} [options]
@@ -305,7 +318,7 @@ export class ShardedFile {
     const todo = this.#index.shards.map((_, i) => i).filter((i) => !this.#opened.has(i))
     let loaded = total - todo.length
     options.onProgress?.({ loaded, total })
-    await pool(todo, options.concurrency ?? this.#concurrency, options.signal, async (i, signal) => {
+    await pool(todo, options.concurrency ?? this.#headerConcurrency, options.signal, async (i, signal) => {
       await this.#file(i, signal)
       options.onProgress?.({ loaded: ++loaded, total })
     })
@@ -336,7 +349,8 @@ export class ShardedFile {
   /**
    * Counts the parameters of every tensor in the index (fetches every shard header), as
    * SafetensorsFile.parameterCount does: quantized weights once by logical shape, under byScheme.
-   * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
+   * Options as loadHeaders's.
+   * @param {{ signal?: AbortSignal, concurrency?: number, onProgress?: (p: { loaded: number, total: number }) => void }} [options]
    * @returns {Promise<{ total: number, byDtype: Record<string, number>, byScheme: Record<string, number> }>}
    */
   async parameterCount(options = {}) {
@@ -346,8 +360,8 @@ export class ShardedFile {
 
   /**
    * The quantized weights of the whole set (fetches every shard header); see
-   * SafetensorsFile.quantized. A weight's parts may sit in different shards.
-   * @param {{ signal?: AbortSignal, concurrency?: number }} [options]
+   * SafetensorsFile.quantized. A weight's parts may sit in different shards. Options as loadHeaders's.
+   * @param {{ signal?: AbortSignal, concurrency?: number, onProgress?: (p: { loaded: number, total: number }) => void }} [options]
    */
   async quantized(options = {}) {
     const found = await this.#detectAll(options)
@@ -370,7 +384,7 @@ export class ShardedFile {
       const prefix = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : name
       const names = this.#index.names.filter((n) => n.startsWith(prefix))
       const shards = new Set(names.map((n) => /** @type {number} */ (this.#index.shardOf(n))))
-      await pool([...shards], this.#concurrency, options.signal, (i, signal) => this.#file(i, signal))
+      await pool([...shards], this.#headerConcurrency, options.signal, (i, signal) => this.#file(i, signal))
       found = detect(this.#view(names), this.#quantization)
       this.#detectedFor.set(name, found)
     }
@@ -381,7 +395,7 @@ export class ShardedFile {
       entry, options)
   }
 
-  /** @param {{ signal?: AbortSignal, concurrency?: number }} options */
+  /** @param {{ signal?: AbortSignal, concurrency?: number, onProgress?: (p: { loaded: number, total: number }) => void }} options */
   async #detectAll(options) {
     await this.loadHeaders(options)
     this.#detection ??= detect(this.#view(this.#index.names), this.#quantization)

@@ -7,7 +7,7 @@ import {
   blobSource, bytesSource, castTensor, fromValues, nodeFileSource, open, serialize, serializeAwkward, serializeStream,
   urlSource, writeAwkward, writeFile,
   type AwkwardNode, type AwkwardTensors, type ByteSource, type Dtype, type ErrorCode, type HttpOptions, type OpenOptions,
-  type Opened, type Progress, type ReadOptions, type Shape, type ShardSource, type ShardSources, type ShardTensorInfo,
+  type LoadHeadersOptions, type Opened, type Progress, type ReadOptions, type Shape, type ShardSource, type ShardSources, type ShardTensorInfo,
   type SliceSpec, type Source, type Stats, type TensorInfo, type TensorLike, type TensorsInput, type TypedData,
   type UrlSource, type WriteOptions, type QuantScheme, type QuantizedWeight, type DequantizeOptions,
   type ParameterCount, type Chunk, type ChunkOptions, type GPUBufferLike, type GPUDeviceLike, type GPUUploadOptions,
@@ -260,7 +260,8 @@ export async function reading(f: SafetensorsFile, s: ShardedFile, signal: AbortS
   const shardPath: string = shardInfo.shard
   const one: SafetensorsFile = await s.shard(s.shards[0], { signal })
   await s.loadHeaders({ signal, concurrency: 2, onProgress: ({ loaded, total }) => void (loaded / total) })
-  const total: number = (await s.parameterCount({ concurrency: 2 })).total
+  const headerOptions: LoadHeadersOptions = { concurrency: 300, onProgress: ({ loaded }) => void loaded }
+  const total: number = (await s.parameterCount(headerOptions)).total
   const length: number | null = s.byteLength
   const indexMetadata: Record<string, unknown> | null = s.metadata
   const fromSet: Tensor = await s.tensor(s.names[0], read)

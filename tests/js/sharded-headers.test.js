@@ -1,0 +1,50 @@
+// ShardedFile.loadHeaders as an app calls it, with default options, over HTTP: how many shard
+// headers it fetches at once (256 in Node by default: the 282 shards of the largest sets in two
+// rounds), that an explicit concurrency bounds it, and progress counts every shard once.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { open } from '../../js/node.js'
+import { startServer } from './http-server.js'
+import { glm282, serveSet } from './sharded-fixtures.js'
+
+const set = glm282({ tensors: 2820 })
+
+test('loadHeaders with default options: 256 shard headers at once in Node, one request per shard, progress to the end', async () => {
+  const server = await startServer({ latency: 300 })
+  try {
+    const url = serveSet(server, set)
+    const f = await open(url)
+    server.resetStats()
+    /** @type {number[]} */
+    const seen = []
+    await f.loadHeaders({ onProgress: ({ loaded, total }) => { assert.equal(total, 282); seen.push(loaded) } })
+    assert.equal(server.stats.requests, 282, 'one request per shard: each 100,000-byte header fits the first window')
+    // 256 at once by default; how many the server sees together depends on how fast they start.
+    assert.ok(server.stats.maxInFlight > 64 && server.stats.maxInFlight <= 256, `${server.stats.maxInFlight} in flight`)
+    assert.deepEqual(seen, Array.from({ length: 283 }, (_, i) => i))
+    assert.equal((await f.parameterCount()).total, set.parameters)
+    assert.equal(server.stats.requests, 282, 'parameterCount reads no header again')
+    await f.close()
+  } finally {
+    await server.close()
+  }
+})
+
+test('loadHeaders({ concurrency }) and open(url, { concurrency }) bound the headers in flight', async () => {
+  const server = await startServer({ latency: 5 })
+  try {
+    const url = serveSet(server, set)
+    const f = await open(url)
+    server.resetStats()
+    await f.loadHeaders({ concurrency: 7 })
+    assert.ok(server.stats.maxInFlight <= 7, `${server.stats.maxInFlight} in flight`)
+    await f.close()
+    const g = await open(url, { concurrency: 12 })
+    server.resetStats()
+    await g.parameterCount()
+    assert.ok(server.stats.maxInFlight <= 12 && server.stats.maxInFlight > 7, `${server.stats.maxInFlight} in flight`)
+    await g.close()
+  } finally {
+    await server.close()
+  }
+})
