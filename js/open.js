@@ -6,8 +6,7 @@
  */
 import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
-import { httpUrl, resolveUrl } from './io/http.js'
-import { CACHE, httpCache } from './io/cache.js'
+import { CACHE, httpUrl, resolveUrl } from './io/http.js'
 import { sourceOf } from './io/sources.js'
 
 /**
@@ -36,12 +35,9 @@ import { sourceOf } from './io/sources.js'
  * @returns {Promise<any>} a SafetensorsFile or a ShardedFile
  */
 export function route(src, options, platform) {
-  if (options.cache !== undefined && !(CACHE in options)) {
-    try {
-      options = { ...options, [CACHE]: httpCache(options.cache, platform.cacheBackend) }
-    } catch (error) {
-      return Promise.reject(error)
-    }
+  // The cache's code loads only when it is asked for (a chunk of its own in a bundle).
+  if (options.cache !== undefined && options.cache !== false && !(CACHE in options)) {
+    return import('./io/cache.js').then((m) => route(src, { ...options, [CACHE]: m.httpCache(options.cache, platform.cacheBackend) }, platform))
   }
   if (isHfUrl(src)) {
     const defaults = platform.hubDefaults?.() ?? {}

@@ -18,13 +18,13 @@
  *
  * A backend stores entries: the Cache API here (browsers, Workers), a folder in Node
  * (node-cache.js, given by the Node entry, so that a page never imports node:fs). A cache that
- * cannot be read or written is skipped: it only ever saves requests.
+ * cannot be read or written is skipped: it only ever saves requests. This module is loaded by
+ * `open` only when the option is given (a chunk of its own in a bundle); http.js finds the cache
+ * in the options under its CACHE symbol.
  */
 import { SafetensorsError } from '../errors.js'
 import { contentRange, declaredLength } from './http-answers.js'
 
-/** Where `open` puts the cache it made of its `cache` option, in the options it passes on. */
-export const CACHE = Symbol('cache')
 /** The Cache API cache's name, and the Node folder's name under the OS cache folder. */
 export const CACHE_NAME = 'safetensors-wasm'
 /** Seconds an entry is served without a request after its last validation: none by default,

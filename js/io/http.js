@@ -28,7 +28,6 @@ import {
   refuseEncoded, safeOrigin,
 } from './http-answers.js'
 import { checkRange } from './sources.js'
-import { CACHE, HttpCache } from './cache.js'
 
 /** P. Real headers: LLM shards 10-100 KB, SD 1.5 and Whisper ~120 KB, Flux ~80 KB; SDXL single
  * files (~280 KB) take the follow-up. 256 KiB costs ~20 ms at 100 Mbit/s, under one round trip;
@@ -173,10 +172,13 @@ export async function fetchBytes(url, options = {}) {
   return bytes
 }
 
-/** The cache `open` resolved from its `cache` option (cache.js), if any. @param {HttpOptions} options */
+/** Where `open` puts the cache it made of its `cache` option (cache.js, loaded only then), in
+ * the options it passes on: a symbol, so that no option of urlSource's own names it. */
+export const CACHE = Symbol('cache')
+
+/** @param {HttpOptions} options @returns {import('./cache.js').HttpCache | null} */
 function cacheOf(options) {
-  const cache = /** @type {Record<symbol, unknown>} */ (options)[CACHE]
-  return cache instanceof HttpCache ? cache : null
+  return /** @type {Record<symbol, any>} */ (options)[CACHE] ?? null
 }
 
 /** @param {string} href @param {HttpOptions} options @returns {State} */
