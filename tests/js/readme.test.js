@@ -24,7 +24,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm, writeFile as writeBytes } from 'node:fs/promises'
-import { readFileSync, realpathSync } from 'node:fs'
+import { readFileSync, readdirSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { open, serialize, writeFile } from '../../js/node.js'
@@ -191,7 +191,8 @@ after(async () => {
 function run(args, env = {}) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('HF_') && !key.startsWith('README_TEST_')))
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: 30_000, env: { ...base, ...env } },
+    // XDG_CACHE_HOME: what `cache: true` writes stays in the test's folder.
+    execFile(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: 30_000, env: { ...base, XDG_CACHE_HOME: join(dir, 'xdg-cache'), ...env } },
       (error, stdout, stderr) => resolve({ code: error ? Number(/** @type {any} */ (error).code ?? 1) : 0, stdout, stderr }))
   })
 }
@@ -519,6 +520,30 @@ const CHECKS = {
       assert.deepEqual([opened.result.type, [...opened.result.names].sort(), opened.result.shards],
         ['ShardedFile', [...SHARD_NAMES].sort(), Object.keys(SHARDS)])
       assert.deepEqual(record.fetches, [], 'nothing is fetched')
+    },
+  },
+
+  'Caching #1': {
+    lang: 'js',
+    async run(block) {
+      const { record } = await runSnippet(block)
+      const opens = calls(record, 'open')
+      const url = 'https://example.org/model.safetensors'
+      assert.deepEqual(opens.map((c) => c.args), [[url, { cache: true }], [url, { cache: true }],
+        ['hf://Qwen/Qwen3-0.6B', { cache: { dir: '.st-cache', maxAge: 600, ranges: true } }]])
+      for (const c of opens) assert.equal(c.error, undefined, JSON.stringify(c.error))
+      assert.deepEqual([opens[1].result.type, opens[1].result.names], ['SafetensorsFile', modelNames])
+      assert.deepEqual(opens[2].result.type, 'ShardedFile')
+      // "one request (If-None-Match, answered 304)"
+      assert.deepEqual(server.stats.log.map((e) => [e.path, e.status, e.ifNoneMatch !== null]),
+        [['/model.safetensors', 206, false], ['/model.safetensors', 304, true]])
+      /** @param {string} folder @returns {any[]} each entry's meta.json */
+      const metas = (folder) => readdirSync(folder).map((name) => JSON.parse(readFileSync(join(folder, name, 'meta.json'), 'utf8')))
+      // cache: true in Node: under the OS cache folder ($XDG_CACHE_HOME, set for the snippets to a folder of the test's).
+      assert.deepEqual(metas(join(dir, 'xdg-cache', 'safetensors-wasm')).map((m) => [m.kind, m.url]), [['header', url]])
+      // dir: relative to the process's folder; the Hub's index under its /resolve/ URL.
+      assert.deepEqual(metas(join(dir, '.st-cache')).map((m) => [m.kind, m.url]),
+        [['index', `${hub.base}/Qwen/Qwen3-0.6B/resolve/main/${INDEX}`]])
     },
   },
 
