@@ -37,7 +37,12 @@ import { sourceOf } from './io/sources.js'
 export function route(src, options, platform) {
   // The cache's code loads only when it is asked for (a chunk of its own in a bundle).
   if (options.cache !== undefined && options.cache !== false && !(CACHE in options)) {
-    return import('./io/cache.js').then((m) => route(src, { ...options, [CACHE]: m.httpCache(options.cache, platform.cacheBackend) }, platform))
+    return import('./io/cache.js').then((m) => {
+      let cache = m.httpCache(options.cache, platform.cacheBackend)
+      // A Hub address pinned to a commit names bytes that never change: nothing to validate.
+      if (cache && isHfUrl(src) && PINNED.test(src)) cache = cache.withMaxAge(Infinity)
+      return route(src, { ...options, [CACHE]: cache }, platform)
+    })
   }
   if (isHfUrl(src)) {
     const defaults = platform.hubDefaults?.() ?? {}
@@ -86,6 +91,9 @@ export function openUrl(url, options) {
   if (url.pathname.endsWith('.index.json')) return import('./sharded.js').then((m) => m.openIndexUrl(url, options))
   return openAny(url, options, [resolveUrl])
 }
+
+/** A Hub address whose revision is a commit id (40 hex digits). */
+const PINNED = /^hf:\/\/(?:(?:datasets|spaces)\/)?[^/@]+\/[^/@]+@[0-9a-f]{40}(?:[/?#]|$)/i
 
 /** @param {unknown} src @returns {src is string} a Hub address, hf://... (see hf.js) */
 export const isHfUrl = (src) => typeof src === 'string' && /^hf:\/\//i.test(src)

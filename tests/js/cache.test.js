@@ -425,6 +425,29 @@ test('Hub files are keyed by the /resolve/ URL with its revision, validated thro
   }
 })
 
+test('a Hub address pinned to a commit is served from the cache without a request; a branch is validated', async () => {
+  const hub = await startHub()
+  try {
+    const dir = newDir()
+    const commit = 'c0ffee'.padEnd(40, '0')
+    hub.addFile('org/pinned', 'model.safetensors', await model('pinned'), { revision: commit })
+    hub.addFile('org/pinned', 'model.safetensors', await model('branch'))
+    const options = { endpoint: hub.base, cache: { dir } }
+    for (const src of [`hf://org/pinned@${commit}/model.safetensors`, 'hf://org/pinned/model.safetensors']) await (await opened(src, options)).close()
+    hub.resetStats()
+    const f = await opened(`hf://org/pinned@${commit}/model.safetensors`, options)
+    assert.deepEqual([f.names, hub.allRequests().length], [['pinned.a', 'pinned.b'], 0], 'a commit never changes: no request')
+    assert.deepEqual(await values(f, 'pinned.a'), [1, 2, 3, 4])
+    await f.close()
+    hub.resetStats()
+    const g = await opened('hf://org/pinned@main/model.safetensors', options)
+    assert.deepEqual([g.names, hub.stats.cdnLog.map((e) => e.status)], [['branch.a', 'branch.b'], [304]], 'a branch moves: validated')
+    await g.close()
+  } finally {
+    await hub.close()
+  }
+})
+
 test('a cache option that is not one is refused', async () => {
   const url = server.url('/one/model.safetensors')
   for (const cache of ['yes', 1, [], { maxAge: -1 }, { maxAge: '60' }, { dirr: '/tmp' }, { ranges: 'yes' }, { dir: '' }]) {
