@@ -397,6 +397,8 @@ export function cacheApiBackend(options) {
   }
   /** @param {Uint8Array} bytes */
   const body = (bytes) => new Response(/** @type {BodyInit} */ (bytes), { headers: { 'Content-Type': 'application/octet-stream' } })
+  /** @param {EntryMeta} meta */
+  const json = (meta) => new Response(JSON.stringify(meta), { headers: { 'Content-Type': 'application/json' } })
   return {
     hash,
     async read(key) {
@@ -412,11 +414,11 @@ export function cacheApiBackend(options) {
       const c = await cache()
       const at = await base(key)
       await c.put(`${at}body?v=${meta.ver}`, body(bytes))
-      await c.put(`${at}meta`, Response.json(meta))
+      await c.put(`${at}meta`, json(meta))
       await prune(c, at, meta.ver)
     },
     async touch(key, meta) {
-      await (await cache()).put(`${await base(key)}meta`, Response.json(meta))
+      await (await cache()).put(`${await base(key)}meta`, json(meta))
     },
     async drop(key) {
       const c = await cache()
