@@ -123,7 +123,9 @@ export async function urlSource(url, options = {}) {
       if (!response.bodyUsed) response.body?.cancel().catch(() => {})
     }
   })
-  if (cache && !kept) {
+  // Only from a server that honours Range: one that sends the whole file would answer later
+  // ranges (asked with If-Range) with it too, which reads as a change.
+  if (cache && !kept && state.status === 206) {
     ;({ prefix, entry: kept } = await cache.keepHeader(state, prefix,
       (from, end) => fetchRange(state, from, end, options.signal), options.onProgress))
   }

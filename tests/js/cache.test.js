@@ -201,6 +201,20 @@ test('without a strong ETag nothing is cached: no ETag, or a weak one', async ()
   assert.deepEqual(entries(dir), [])
 })
 
+test('a server that ignores Range is not cached: the whole file each time', async () => {
+  const dir = newDir()
+  server.addFile('/whole/model.safetensors', await model('whole'))
+  server.fault('/whole/model.safetensors', { ignoreRange: true })
+  for (let i = 0; i < 2; i++) {
+    server.resetStats()
+    const f = await opened(server.url('/whole/model.safetensors'), { cache: { dir } })
+    assert.deepEqual(await values(f, 'whole.b'), [5, 6, 7, 8])
+    await f.close()
+    assert.deepEqual(asked(), [['/whole/model.safetensors', 200, 'bytes=0-262143', null]])
+  }
+  assert.deepEqual(entries(dir), [])
+})
+
 test('an entry served within maxAge that turns out stale is dropped at the first read that sees the change', async () => {
   const dir = newDir()
   const path = '/stale/model.safetensors'
