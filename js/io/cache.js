@@ -65,7 +65,7 @@ const NO_CONDITIONAL = new Set()
  */
 
 /**
- * The cache an `open` call uses, from its `cache` option: null when off, an HttpCache as is.
+ * The cache an `open` call uses, from its `cache` option; null when off.
  * @param {unknown} option `true`, a CacheOptions object, or false / undefined
  * @param {BackendFactory} [factory] the platform's backend (default: the Cache API)
  * @returns {HttpCache | null} null also where no backend is available (no Cache API: a page
