@@ -27,7 +27,9 @@ const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
  * asked); in browsers fewer, within an HTTP/2 connection's usual 100 streams, leaving room for
  * the page's own requests (on HTTP/1.1 the browser queues past its 6 connections anyway).
  */
-const HEADER_CONCURRENCY = typeof process !== 'undefined' && process.versions?.node ? 256 : 32
+// A function, not a constant: a module-level read of a global would count as a side effect to
+// bundlers, which then put this module (loaded on demand) into every page's first load.
+const headerConcurrency = () => (typeof process !== 'undefined' && process.versions?.node ? 256 : 32)
 
 /** An index is read whole; one larger than this is a mistake (a shard given as the index, say),
  * refused before gigabytes are read, over HTTP as from a file. Real indexes: 10 KB to 60 MB. */
@@ -218,14 +220,14 @@ export class ShardedFile {
    * @param {ShardIndex} index
    * @param {ShardOpener} openShard opens (fetches the header of) one shard
    * @param {{ concurrency?: number, quantization?: any }} [options] concurrency: requests at once
-   *   (shard headers by loadHeaders, HEADER_CONCURRENCY by default; ranges by load);
+   *   (shard headers by loadHeaders, headerConcurrency() by default; ranges by load);
    *   quantization: the model's quantization_config or config.json
    */
   constructor(index, openShard, options = {}) {
     this.#index = index
     this.#openShard = openShard
     this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
-    this.#headerConcurrency = Math.max(1, options.concurrency ?? HEADER_CONCURRENCY)
+    this.#headerConcurrency = Math.max(1, options.concurrency ?? headerConcurrency())
     this.#quantization = quantConfig(options.quantization)
   }
 
@@ -306,7 +308,7 @@ export class ShardedFile {
   }
 
   /**
-   * Fetches every shard header not yet fetched, `concurrency` at a time (HEADER_CONCURRENCY by
+   * Fetches every shard header not yet fetched, `concurrency` at a time (headerConcurrency() by
    * default: 256 in Node, 32 in browsers). Only parsed headers are kept (each shard's first
    * window too, within a budget), so hundreds of shards fit. `onProgress` counts
    * shards: `{ loaded, total }` with loaded the shards whose header is in, total all of them.
