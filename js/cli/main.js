@@ -3,23 +3,28 @@
  * safetensors-wasm command line. Each command lives in its own js/cli/<name>.js and takes the
  * arguments that follow its name; it returns the exit code: 0 done, 1 a failure (the error is on
  * stderr), 2 a usage mistake (and for inspect, a sharded set shown from its index because some
- * shards could not be read). Output for scripts (--json) is the only thing on stdout; progress
+ * shards could not be read); diff: 0 the same, 1 they differ, 2 a failure or a usage mistake. Output for scripts (--json) is the only thing on stdout; progress
  * bars go to stderr, and only when it is a terminal.
  */
 import * as inspect from './inspect.js'
 import * as stats from './stats.js'
 import * as verify from './verify.js'
 import * as convert from './convert.js'
+import * as diff from './diff.js'
 import { CONFIG_HELP, describeFailure, usageError } from './common.js'
 import { SafetensorsError } from '../node.js'
 import { escapeInvisible } from '../format.js'
 
-/** @type {Record<string, { usage: string, run: (args: string[]) => Promise<number>, help?: string }>} one line per command */
+/**
+ * @type {Record<string, { usage: string, run: (args: string[]) => Promise<number>, help?: string, failure?: number }>}
+ *   one line per command; failure: the exit code of a failure (default 1; diff's 1 means "they differ")
+ */
 const COMMANDS = {
   inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process), help: `${inspect.help}\n\n${CONFIG_HELP}` },
   stats: { usage: stats.usage, run: (args) => stats.main(args, process), help: CONFIG_HELP },
   verify: { usage: verify.usage, run: (args) => verify.main(args, process) },
   convert: { usage: convert.usage, run: (args) => convert.main(args, process), help: CONFIG_HELP },
+  diff: { usage: diff.usage, run: (args) => diff.main(args, process), help: diff.help, failure: diff.FAILURE },
 }
 
 function usageText() {
@@ -44,6 +49,9 @@ sources: a path, an http(s) URL, a sharded set's *.index.json, or a Hub address:
 }
 
 
+/** The command being run, once known: its failure exit code. */
+let current = /** @type {{ failure?: number } | null} */ (null)
+
 /** @param {string[]} argv */
 async function main(argv) {
   const [name, ...rest] = argv
@@ -53,6 +61,7 @@ async function main(argv) {
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : null
   if (!command) throw usageError(`unknown command ${JSON.stringify(name)}`)
+  current = command
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`usage: safetensors-wasm ${command.usage}\n${command.help ? `\n${command.help}\n` : ''}`)
     return 0
@@ -60,16 +69,29 @@ async function main(argv) {
   return command.run(rest)
 }
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (error) => {
+// Set when the command ends. Node exits when nothing is left to wait on: a command still waiting
+// then (on a read that can no longer settle) has not succeeded, whatever exit code was set.
+let settled = false
+process.on('exit', (code) => {
+  if (settled || code !== 0) return
+  process.stderr.write('error: the command stopped before it finished: it was waiting on something that can no longer happen (a bug)\n')
+  process.exitCode = current?.failure ?? 1
+})
+
+main(process.argv.slice(2)).then((code) => {
+  settled = true
+  process.exitCode = code
+}, (error) => {
+  settled = true
   if (error instanceof SafetensorsError) {
     // Messages quote names from the file: their invisible characters are shown escaped.
     process.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
-    process.exitCode = 1
+    process.exitCode = current?.failure ?? 1
   } else if (error && error.usage) {
     process.stderr.write(`error: ${error.message}\n\n${usageText()}`)
     process.exitCode = 2
   } else {
     process.stderr.write(`error: ${error?.stack ?? error}\n`)
-    process.exitCode = 1
+    process.exitCode = current?.failure ?? 1
   }
 })
