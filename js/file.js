@@ -164,6 +164,19 @@ export class SafetensorsFile {
   /** @param {string} name @returns {TensorInfo} */
   info(name) { return this.#table.info(this.#table.require(name)) }
 
+  /** Whether the file holds a tensor `name` (nothing is read). @param {string} name */
+  has(name) { return this.#table.indexOf(name) >= 0 }
+
+  /**
+   * As ShardedFile.shardOf, for code that takes either: a single file has no shards, so null
+   * for a tensor it holds (TensorNotFound for one it does not).
+   * @param {string} name @returns {null}
+   */
+  shardOf(name) {
+    this.#table.require(name)
+    return null
+  }
+
   /**
    * Parameters: plain tensors by dtype; each quantized weight (see quantized()) once, by its
    * logical shape, under byScheme; the parts of quantized weights (scales, zeros...) count zero.

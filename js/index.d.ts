@@ -54,6 +54,7 @@ export type ErrorCode =
   | 'UnsafeShardPath'
   | 'ShardMissing'
   | 'IndexMismatch'
+  | 'KindMismatch'
   | 'DeviceLimitExceeded'
   | 'DigestMismatch'
   | 'QuantPartMissing'
@@ -138,8 +139,9 @@ export interface ReadOptions {
 export interface HttpOptions {
   /** The fetch to use (default: globalThis.fetch): a proxy, a mock, an instrumented fetch. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>
-  /** Sent with every request, e.g. { Authorization: 'Bearer hf_...' }. */
-  headers?: HeadersInit
+  /** Sent with every request, e.g. { Authorization: 'Bearer hf_...' }. (The DOM's HeadersInit,
+   * spelt out: a Node project compiles without the DOM lib.) */
+  headers?: Headers | Record<string, string> | [string, string][]
   /** Spread into every request (credentials, cache, mode...); method and signal are ours. */
   requestInit?: RequestInit
   /** Aborts opening (the first request, the header and, for an index, the index itself). */
@@ -300,9 +302,15 @@ export interface Stats {
   histogram: { min: number; max: number; counts: number[] }
 }
 
+/**
+ * Float16Array when the compilation's lib declares it (TypeScript's `esnext.float16`), else
+ * never: F16 values come as a Float16Array where the platform has one, else as a Uint16Array.
+ */
+export type MaybeFloat16Array = typeof globalThis extends { Float16Array: { prototype: infer A } } ? A : never
+
 export type TypedData =
   | Float32Array | Float64Array | Uint16Array | Int16Array | Int32Array | Uint32Array
-  | BigInt64Array | BigUint64Array | Int8Array | Uint8Array
+  | BigInt64Array | BigUint64Array | Int8Array | Uint8Array | MaybeFloat16Array
 
 export declare class Tensor {
   /** Made by a read (tensor, load, slice), never with `new`: the constructor takes internal state. */
@@ -344,6 +352,10 @@ export declare class SafetensorsFile {
   /** Tensor names in file (offset) order. */
   readonly names: string[]
   info(name: string): TensorInfo
+  /** Whether the file holds a tensor of that name. */
+  has(name: string): boolean
+  /** As ShardedFile.shardOf: null, a single file having no shards (TensorNotFound if absent). */
+  shardOf(name: string): null
   parameterCount(): ParameterCount
   /** The quantized weights (plain tensors are not listed); throws the first inconsistency. */
   quantized(): QuantizedWeight[]
@@ -389,6 +401,8 @@ export declare class ShardedFile {
   readonly byteLength: number | null
   /** The shard path of a tensor, from the index. */
   shardOf(name: string): string
+  /** Whether the index names a tensor of that name. */
+  has(name: string): boolean
   /** A shard as a SafetensorsFile (its own header, metadata and byteLength). */
   shard(path: string, options?: { signal?: AbortSignal }): Promise<SafetensorsFile>
   /**
@@ -435,6 +449,19 @@ export type Opened<S> =
 export declare function open(src: Blob | ArrayBuffer | ArrayBufferView | ByteSource,
   options: OpenOptions & { shards: ShardSources }): Promise<ShardedFile>
 export declare function open<S extends Source>(src: S, options?: OpenOptions): Promise<Opened<S>>
+
+/**
+ * One safetensors file, never a sharded set: a source that names one (an `*.index.json`, or a
+ * Hub repo that holds one) is refused with KindMismatch, before it is read when its name says.
+ */
+export declare function openFile(src: Source, options?: Omit<OpenOptions, 'shards'>): Promise<SafetensorsFile>
+/**
+ * A sharded set, never one file: from its `*.index.json` (a URL, or a path in Node), a Hub repo
+ * that holds one, or an index's content with `shards`. One file is refused with KindMismatch.
+ */
+export declare function openSharded(src: string | URL, options?: OpenOptions): Promise<ShardedFile>
+export declare function openSharded(src: Blob | ArrayBuffer | ArrayBufferView | ByteSource,
+  options: OpenOptions & { shards: ShardSources }): Promise<ShardedFile>
 
 /** A file on an HTTP(S) server, after its first ranged request (byteLength known). */
 export interface UrlSource extends ByteSource {
@@ -489,8 +516,10 @@ export declare function blobSource(blob: Blob): ByteSource
  * array (of the result's length) to write into and return, so repeated casts reuse warm memory.
  */
 export declare function castTensor<D extends 'F32' | 'BF16' | 'F16'>(tensor: TensorLike | Tensor, dtype: D,
-  options?: { into?: D extends 'F32' ? Float32Array : Uint16Array }):
-  Promise<{ dtype: D; shape: Shape; data: D extends 'F32' ? Float32Array : Uint16Array }>
+  options?: { into?: CastData<D> }): Promise<{ dtype: D; shape: Shape; data: CastData<D> }>
+/** What castTensor's result holds for each target dtype. */
+export type CastData<D extends 'F32' | 'BF16' | 'F16'> =
+  D extends 'F32' ? Float32Array : D extends 'F16' ? Uint16Array | MaybeFloat16Array : Uint16Array
 
 // ---- Awkward arrays (ak.to_safetensors files) ----
 

@@ -249,8 +249,11 @@ export class ShardedFile {
     return sum
   }
 
-  /** @param {string} name @returns {string} the shard path holding `name` */
+  /** @param {string} name @returns {string} the shard path holding `name`, from the index */
   shardOf(name) { return this.#index.shards[this.#require(name)] }
+
+  /** Whether the index names a tensor `name` (nothing is read). @param {string} name */
+  has(name) { return this.#index.shardOf(name) !== undefined }
 
   /** @param {string} name */
   #require(name) {

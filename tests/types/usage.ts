@@ -4,14 +4,14 @@
 // name js/node.d.ts exports, so a new export needs a use here.
 import {
   AwkwardArray, DTYPES, ERROR_CODES, ERROR_INFO, SafetensorsError, SafetensorsFile, ShardedFile, Tensor,
-  blobSource, bytesSource, castTensor, fromValues, nodeFileSource, open, serialize, serializeAwkward, serializeStream,
+  blobSource, bytesSource, castTensor, fromValues, nodeFileSource, open, openFile, openSharded, serialize, serializeAwkward, serializeStream,
   urlSource, writeAwkward, writeFile,
   type AwkwardNode, type AwkwardTensors, type ByteSource, type Dtype, type ErrorCode, type HttpOptions, type OpenOptions,
   type LoadHeadersOptions, type Opened, type Progress, type ReadOptions, type Shape, type ShardSource, type ShardSources, type ShardTensorInfo,
   type SliceSpec, type Source, type Stats, type TensorInfo, type TensorLike, type TensorsInput, type TypedData,
   type UrlSource, type WriteOptions, type QuantScheme, type QuantizedWeight, type DequantizeOptions,
   type ParameterCount, type Chunk, type ChunkOptions, type GPUBufferLike, type GPUDeviceLike, type GPUUploadOptions,
-  type CacheOptions,
+  type CacheOptions, type CastData, type MaybeFloat16Array,
 } from 'safetensors-wasm'
 
 /** True only when A and B are the same type (not merely assignable either way). */
@@ -21,6 +21,8 @@ function expectType<A, B>(_proof: Equal<A, B>): void {}
 export async function example(bytes: Uint8Array): Promise<number> {
   const f = await open(bytes)
   const info: TensorInfo = f.info(f.names[0])
+  const held: boolean = f.has('x')
+  const noShard: null = f.shardOf(f.names[0])
   const t: Tensor = await f.tensor(info.name, { onProgress: ({ loaded, total }) => void (loaded / total) })
   const values: Float32Array = t.toFloat32()
   const s = t.stats({ bins: 10 })
@@ -80,6 +82,28 @@ export async function openedTypes(path: string, url: URL, blob: Blob, source: By
   // @ts-expect-error tensors come from reads
   void new Tensor()
   void [f2, f4, f5, f6, f7, f8, f9, f10, h, tensor]
+}
+
+// ---- One kind: openFile and openSharded give one class whatever the string ----
+
+export async function oneKind(path: string, url: URL, index: File, files: Map<string, File>): Promise<Dtype> {
+  const f = await openFile(path)
+  expectType<typeof f, SafetensorsFile>(true)
+  // info() of one file is synchronous, not a union with a promise.
+  const dtype: Dtype = (await openFile(path)).info('x').dtype
+  // @ts-expect-error a SafetensorsFile's info() gives a TensorInfo, not a promise
+  void (await openFile(path)).info('x').then
+  const s = await openSharded(url, { concurrency: 8 })
+  expectType<typeof s, ShardedFile>(true)
+  const where: ShardTensorInfo = await s.info('x')
+  const local = await openSharded(index, { shards: files })
+  expectType<typeof local, ShardedFile>(true)
+  // @ts-expect-error an index's content opens with its shards
+  await openSharded(index)
+  // @ts-expect-error openFile opens one file: it takes no shards
+  await openFile(index, { shards: files })
+  void [where, local]
+  return dtype
 }
 
 export async function openOptions(signal: AbortSignal, token: string): Promise<void> {
@@ -158,6 +182,7 @@ export function advice(code: ErrorCode): string {
     case 'UnsafeShardPath':
     case 'ShardMissing':
     case 'IndexMismatch':
+    case 'KindMismatch':
       return 'a sharded set'
     case 'AwkwardInvalidMetadata':
     case 'AwkwardInvalidForm':
@@ -256,6 +281,7 @@ export async function reading(f: SafetensorsFile, s: ShardedFile, signal: AbortS
 
   // A sharded set: info and counts are async there (shard headers are fetched on demand).
   const where: string = s.shardOf(s.names[0])
+  const named: boolean = s.has(where)
   const shardInfo: ShardTensorInfo = await s.info(s.names[0], { signal })
   const shardPath: string = shardInfo.shard
   const one: SafetensorsFile = await s.shard(s.shards[0], { signal })
@@ -336,6 +362,11 @@ export async function writing(t: Tensor, signal: AbortSignal): Promise<void> {
   const reused: Float32Array = (await castTensor(t, 'F32', { into: new Float32Array(t.elementCount) })).data
   void reused
   const halves: Uint16Array = bf16.data
+  expectType<CastData<'BF16'>, Uint16Array>(true)
+  // F16: a Float16Array where the platform has it (and the lib declares it), else a Uint16Array.
+  const f16: CastData<'F16'> = (await castTensor(t, 'F16')).data
+  const f16Either: Uint16Array | MaybeFloat16Array = f16
+  void f16Either
   // @ts-expect-error castTensor casts to F32, BF16 or F16 only
   await castTensor(t, 'F64')
   await serialize({ bf16 })
