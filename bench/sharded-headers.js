@@ -1,0 +1,240 @@
+#!/usr/bin/env node
+/**
+ * Every shard header of a 282-shard set (issue 17, bench (b)): tests/js/sharded-fixtures.js's
+ * glm282 (282 shards whose headers are 100,000 bytes, as GLM-5-NVFP4's; 60,000 names) served
+ * by the test server with `--latency` ms before each answer, at hub-style paths
+ * (`/{repo}/resolve/main/{path}`) so @huggingface/hub reads the same bytes from the same server.
+ *   ours:  open(indexUrl), loadHeaders() and parameterCount() with default options, as an app
+ *          calls them; also through `hf://` with `endpoint` set to the test server.
+ *   hub:   parseSafetensorsMetadata({ path: index }), with and without computeParametersCount
+ *          (which also asks for config.json: one more round trip).
+ * The target: at most 3 round trips' worth of latency plus transfer, transfer being our bytes
+ * over the loopback throughput measured in the same run (one large range request, no latency);
+ * and the faster hub variant at least 3x our time.
+ *
+ * The server runs in a worker thread (`--server thread`, default), as a remote server's work is
+ * not on the client's thread; `--server inline` runs it on the client's event loop, as
+ * bench/remote.js does. Requests and body bytes are the server's counts.
+ *   node bench/sharded-headers.js [--runs 3] [--latency 50] [--server thread|inline]
+ */
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { isMainThread, parentPort, Worker } from 'node:worker_threads'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const REPO = 'bench/glm282'
+const FOLDER = `/${REPO}/resolve/main`
+const INDEX = 'model.safetensors.index.json'
+const THROUGHPUT_PATH = '/throughput.bin'
+const THROUGHPUT_BYTES = 256 << 20
+
+/** This thread's CPU time in ms (Linux: /proc/thread-self/schedstat, in ns), else NaN. */
+function threadCpuMs() {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6
+  } catch {
+    return NaN
+  }
+}
+
+/**
+ * The test server with the set and a large file for the throughput probe; `control` runs a
+ * command (latency, reset, stats) and answers as the main thread's proxy expects.
+ */
+async function serve() {
+  const { startServer } = await import('../tests/js/http-server.js')
+  const { glm282, serveSet } = await import('../tests/js/sharded-fixtures.js')
+  const server = await startServer({ lifetime: 60 * 60_000 })
+  const set = glm282()
+  const indexUrl = serveSet(server, set, { folder: FOLDER })
+  const pattern = new Uint8Array(1 << 20).map((_, i) => (i * 131 + 7) & 0xff)
+  server.addVirtual(THROUGHPUT_PATH, {
+    size: THROUGHPUT_BYTES,
+    fill(out, offset) {
+      for (let i = 0; i < out.length;) {
+        const at = (offset + i) % pattern.length
+        const n = Math.min(out.length - i, pattern.length - at)
+        out.set(pattern.subarray(at, at + n), i)
+        i += n
+      }
+    },
+  })
+  /** @param {{ cmd: string, ms?: number }} m */
+  const control = async (m) => {
+    if (m.cmd === 'latency') server.setLatency(/** @type {number} */ (m.ms))
+    else if (m.cmd === 'reset') server.resetStats()
+    else if (m.cmd === 'close') await server.close()
+    const { requests, bytes, maxInFlight } = server.stats
+    return { requests, bytes, maxInFlight }
+  }
+  return {
+    base: server.base, indexUrl, throughputUrl: server.url(THROUGHPUT_PATH), control,
+    set: { shards: set.shardPaths.length, names: set.names.length, parameters: set.parameters, indexBytes: set.indexBytes.length },
+  }
+}
+
+if (!isMainThread) {
+  const s = await serve()
+  const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
+  port.on('message', async (/** @type {{ id: number, cmd: string, ms?: number }} */ m) => {
+    port.postMessage({ id: m.id, result: await s.control(m) })
+  })
+  port.postMessage({ ready: { base: s.base, indexUrl: s.indexUrl, throughputUrl: s.throughputUrl, set: s.set } })
+} else {
+  await main()
+}
+
+/** A server in a worker thread, driven by messages. */
+async function serveInWorker() {
+  const worker = new Worker(fileURLToPath(import.meta.url))
+  /** @type {Map<number, (r: any) => void>} */
+  const waiting = new Map()
+  let next = 0
+  const ready = await new Promise((resolve, reject) => {
+    worker.once('error', reject)
+    worker.on('message', (m) => {
+      if (m.ready) resolve(m.ready)
+      else waiting.get(m.id)?.(m.result), waiting.delete(m.id)
+    })
+  })
+  /** @param {{ cmd: string, ms?: number }} m */
+  const control = (m) => new Promise((resolve) => {
+    waiting.set(++next, resolve)
+    worker.postMessage({ id: next, ...m })
+  })
+  return { ...ready, control, stop: async () => { await control({ cmd: 'close' }); await worker.terminate() } }
+}
+
+async function main() {
+  const { values } = parseArgs({ options: {
+    runs: { type: 'string', default: '3' }, latency: { type: 'string', default: '50' },
+    server: { type: 'string', default: 'thread' },
+  } })
+  const RUNS = Number(values.runs)
+  const LATENCY = Number(values.latency)
+  const { parseSafetensorsMetadata } = await import('@huggingface/hub')
+  const { open } = await import('../js/node.js')
+  const { emitFigures, figure, fmtMs, fmtX, machine, median } = await import('./common.js')
+
+  const server = values.server === 'inline' ? { ...(await serve()), stop: async () => {} } : await serveInWorker()
+  const { base, indexUrl, throughputUrl, set } = server
+  /** @param {{ cmd: string, ms?: number }} m @returns {Promise<{ requests: number, bytes: number, maxInFlight: number }>} */
+  const control = (m) => /** @type {any} */ (server.control(m))
+
+  /** @param {string | URL} src @param {Record<string, any>} [options] */
+  const ours = async (src, options) => {
+    const f = /** @type {import('../js/node.js').ShardedFile} */ (/** @type {unknown} */ (await open(src, options)))
+    await f.loadHeaders()
+    const { total } = await f.parameterCount()
+    await f.close()
+    if (total !== set.parameters) throw new Error(`parameterCount ${total}, expected ${set.parameters}`)
+  }
+  /** @param {boolean} count */
+  const hub = async (count) => {
+    const r = await parseSafetensorsMetadata({ repo: REPO, path: INDEX, hubUrl: base, computeParametersCount: count })
+    if (!r.sharded || Object.keys(r.headers).length !== set.shards) throw new Error('hub: not every shard header')
+    const counted = Object.values(r.parameterCount ?? {}).reduce((a, b) => a + b, 0)
+    if (count && counted !== set.parameters) throw new Error(`hub: ${counted} parameters, expected ${set.parameters}`)
+  }
+  /** @type {Record<string, () => Promise<void>>} */
+  const clients = {
+    'safetensors-wasm: open(url) + loadHeaders() + parameterCount()': () => ours(indexUrl),
+    'safetensors-wasm: the same through hf://': () => ours(`hf://${REPO}/${INDEX}`, { endpoint: base }),
+    '@huggingface/hub: parseSafetensorsMetadata': () => hub(false),
+    '@huggingface/hub: parseSafetensorsMetadata, computeParametersCount': () => hub(true),
+  }
+  const keys = Object.keys(clients)
+
+  /** Loopback throughput: one range request of THROUGHPUT_BYTES, no latency; best of 3, bytes/ms. */
+  async function throughput() {
+    await control({ cmd: 'latency', ms: 0 })
+    let best = Infinity
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now()
+      const res = await fetch(throughputUrl, { headers: { Range: `bytes=0-${THROUGHPUT_BYTES - 1}` } })
+      const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader()
+      let n = 0
+      for (let r = await reader.read(); !r.done; r = await reader.read()) n += r.value.length
+      if (n !== THROUGHPUT_BYTES) throw new Error(`throughput probe: ${n} bytes`)
+      best = Math.min(best, performance.now() - t0)
+    }
+    return THROUGHPUT_BYTES / best
+  }
+
+  console.log(`sharded headers: ${set.shards} shards, ${set.names.toLocaleString('en-US')} names, 100,000-byte headers, ` +
+    `index ${(set.indexBytes / 1e6).toFixed(2)} MB; ${LATENCY} ms added per request; server in ${values.server === 'inline' ? 'the client\'s thread' : 'a worker thread'}; ` +
+    `median of ${RUNS} runs; ${machine()}, load average ${loadavg()[0].toFixed(1)}`)
+  for (const key of keys) await clients[key]()  // warm-up: modules, wasm, shard bytes built, connections
+  const bytesPerMs = await throughput()
+  console.log(`loopback throughput (one ${THROUGHPUT_BYTES >> 20} MiB range request): ${(bytesPerMs / 1e6).toFixed(2)} GB/s`)
+
+  // Where a run's wall time goes, on the client's thread: CPU; waiting for answers (the event
+  // loop idle); runnable but not running (the loop busy without CPU: other processes had it).
+  /** @typedef {{ ms: number, cpu: number, idle: number }} Sample */
+  /** @type {Record<string, { samples: Sample[], requests: number, bytes: number, maxInFlight: number }>} */
+  const rows = Object.fromEntries(keys.map((k) => [k, { samples: [], requests: 0, bytes: 0, maxInFlight: 0 }]))
+  /** @param {() => Promise<void>} run @returns {Promise<Sample>} */
+  const timed = async (run) => {
+    const elu = performance.eventLoopUtilization()
+    const cpu = threadCpuMs()
+    const t0 = performance.now()
+    await run()
+    const ms = performance.now() - t0
+    return { ms, cpu: threadCpuMs() - cpu, idle: performance.eventLoopUtilization(elu).idle }
+  }
+  await control({ cmd: 'latency', ms: LATENCY })
+  for (let r = 0; r < RUNS; r++) {
+    for (const key of keys) {  // interleaved, so a burst of load hits every client alike
+      await control({ cmd: 'reset' })
+      rows[key].samples.push(await timed(clients[key]))
+      await new Promise((resolve) => setTimeout(resolve, 50))  // cancelled bodies counted
+      Object.assign(rows[key], await control({ cmd: 'stats' }))
+    }
+  }
+  // Ours without latency: what is left is our CPU and the transfer.
+  await control({ cmd: 'latency', ms: 0 })
+  /** @type {Sample[]} */
+  const bare = []
+  for (let r = 0; r < RUNS; r++) bare.push(await timed(clients[keys[0]]))
+  await server.stop()
+
+  /** @param {Sample[]} samples @param {keyof Sample} field */
+  const med = (samples, field) => median(samples.map((x) => x[field]))
+  const ms = (/** @type {string} */ k) => med(rows[k].samples, 'ms')
+  /** @param {Sample[]} samples */
+  const split = (samples) => {
+    const cpu = med(samples, 'cpu')
+    const idle = med(samples, 'idle')
+    return Number.isNaN(cpu) ? `loop idle ${fmtMs(idle)}` : `CPU ${fmtMs(cpu)}, waiting ${fmtMs(idle)}, descheduled ${fmtMs(Math.max(0, med(samples, 'ms') - cpu - idle))}`
+  }
+  console.log('| client | requests | most at once | body bytes | wall | / latency | transfer (bytes / throughput) | client thread | hub time / ours |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|')
+  for (const key of keys) {
+    const row = rows[key]
+    console.log(`| ${key} | ${row.requests} | ${row.maxInFlight} | ${row.bytes.toLocaleString('en-US')} | ${fmtMs(ms(key))} | ` +
+      `${(ms(key) / LATENCY).toFixed(1)} | ${fmtMs(row.bytes / bytesPerMs)} | ${split(row.samples)} | ` +
+      `${key.startsWith('@') ? fmtX(ms(key) / ms(keys[0])) : ''} |`)
+  }
+  console.log(`safetensors-wasm at 0 ms latency: ${fmtMs(med(bare, 'ms'))} (${split(bare)})`)
+  console.log('client thread: CPU is its CPU time; waiting, its event loop idle (answers not yet in); descheduled, the ' +
+    'rest (runnable, but other processes had the CPU)')
+
+  const mine = rows[keys[0]]
+  const transfer = mine.bytes / bytesPerMs
+  const bound = 3 * LATENCY + transfer
+  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers (open + loadHeaders + parameterCount), ${LATENCY} ms latency`,
+    ours: `${fmtMs(ms(keys[0]))}, ${mine.requests} requests, ${(mine.bytes / 1e6).toFixed(1)} MB`,
+    baselineName: '3 round trips + transfer', baseline: `${fmtMs(bound)} (${fmtMs(3 * LATENCY)} + ${fmtMs(transfer)})`,
+    ratio: bound / ms(keys[0]), ratioText: `${(ms(keys[0]) / LATENCY).toFixed(1)} round trips' worth, ` +
+      `${((ms(keys[0]) - transfer) / LATENCY).toFixed(1)} without the transfer`,
+    target: '<= 3 round trips + transfer', met: ms(keys[0]) <= bound, note: `client thread: ${split(mine.samples)}; ${fmtMs(med(bare, 'ms'))} at 0 ms latency; load average ${loadavg()[0].toFixed(1)}` })
+  const hubKeys = keys.filter((k) => k.startsWith('@'))
+  const fastest = hubKeys.reduce((a, b) => (ms(a) <= ms(b) ? a : b))
+  const speedup = ms(fastest) / ms(keys[0])
+  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${LATENCY} ms latency: vs @huggingface/hub`,
+    ours: fmtMs(ms(keys[0])), baselineName: fastest.replace('@huggingface/hub: ', '@huggingface/hub '),
+    baseline: `${fmtMs(ms(fastest))}, ${rows[fastest].requests} requests, ${(rows[fastest].bytes / 1e6).toFixed(1)} MB`,
+    ratio: speedup, ratioText: `${fmtX(speedup)} faster`, target: '>= 3x', met: speedup >= 3 })
+  emitFigures()
+}
