@@ -51,6 +51,7 @@ export const ERROR_INFO = /* @__PURE__ */ deepFreeze({
   UnsafeShardPath: { meaning: 'an index names a shard outside its folder', fix: 'shard paths must be plain relative paths' },
   ShardMissing: { meaning: 'a shard the index names is not there (not given, no file, HTTP 404)', fix: 'give or upload every shard' },
   IndexMismatch: { meaning: 'the index and a shard\'s header disagree', fix: 'the set was not written together' },
+  KindMismatch: { meaning: 'openFile was given a sharded set, or openSharded a single file', fix: 'openSharded for an *.index.json or a repo of shards, openFile for one file; open takes either' },
   DeviceLimitExceeded: { meaning: 'a tensor is larger than the GPU device\'s buffer limits (maxBufferSize, maxStorageBufferBindingSize)', fix: 'request larger limits (requiredLimits) when creating the device, or upload slices' },
   DigestMismatch: { meaning: 'a file\'s SHA-256 is not the one expected (verify --sha256)', fix: 'a corrupt or partial download, or the hash of another revision or file' },
   // Quantized weights (docs/quantized.md).

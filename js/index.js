@@ -2,7 +2,7 @@
  * safetensors-wasm, browser (and any platform) entry. Node adds file paths: see node.js.
  */
 import { resolveUrl } from './io/http.js'
-import { route } from './open.js'
+import { openKind, route } from './open.js'
 
 export { SafetensorsError } from './errors.js'
 export { ERROR_CODES, ERROR_INFO } from './error-codes.js'
@@ -30,6 +30,28 @@ const BROWSER = /** @type {import('./open.js').Platform} */ ({
  */
 export function open(src, options = {}) {
   return route(src, options, BROWSER)
+}
+
+/**
+ * Opens one safetensors file (a URL, a Blob, bytes, a ByteSource, a Hub file); a sharded set is
+ * refused with KindMismatch, before it is read when its name ends in `.index.json`.
+ * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
+ * @param {import('./open.js').OpenOptions} [options]
+ * @returns {Promise<import('./file.js').SafetensorsFile>}
+ */
+export function openFile(src, options = {}) {
+  return openKind('file', src, options, BROWSER)
+}
+
+/**
+ * Opens a sharded set: an `*.index.json` URL, a Hub repo holding one, or an index's content with
+ * `options.shards`; one file is refused with KindMismatch.
+ * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
+ * @param {import('./open.js').OpenOptions} [options]
+ * @returns {Promise<import('./sharded.js').ShardedFile>}
+ */
+export function openSharded(src, options = {}) {
+  return openKind('sharded', src, options, BROWSER)
 }
 export { serialize, serializeStream } from './writer.js'
 export { castTensor } from './cast.js'

@@ -7,7 +7,7 @@ import { SafetensorsError } from './errors.js'
 import { openSource } from './file.js'
 import { nodeFileSource, openRegularFile } from './io/node-file.js'
 import { folderCache } from './io/node-cache.js'
-import { route } from './open.js'
+import { openKind, route } from './open.js'
 import { MAX_INDEX_BYTES, ShardedFile, parseIndex, shardMissing } from './sharded.js'
 
 export * from './index.js'
@@ -65,10 +65,11 @@ async function openIndexPath(path, options) {
  * folder for the `cache` option. */
 const NODE = /** @type {import('./open.js').Platform} */ ({
   resolvers: [resolvePath],
-  openIndexAt(src, options) {
+  indexAt(src) {
     const path = typeof src === 'string' ? src : src instanceof URL && src.protocol === 'file:' ? fileURLToPath(src) : null
-    return path?.endsWith('.index.json') ? openIndexPath(path, options) : null
+    return path?.endsWith('.index.json') ? path : null
   },
+  openIndex: openIndexPath,
   hubDefaults: () => ({ endpoint: process.env.HF_ENDPOINT || undefined, token: process.env.HF_TOKEN || undefined }),
   cacheBackend: folderCache,
 })
@@ -85,6 +86,28 @@ const NODE = /** @type {import('./open.js').Platform} */ ({
  */
 export function open(src, options = {}) {
   return route(src, options, NODE)
+}
+
+/**
+ * Opens one safetensors file (a path, a URL, a Blob, bytes, a ByteSource, a Hub file); a sharded
+ * set is refused with KindMismatch, before it is read when its name ends in `.index.json`.
+ * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
+ * @param {import('./open.js').OpenOptions} [options]
+ * @returns {Promise<import('./file.js').SafetensorsFile>}
+ */
+export function openFile(src, options = {}) {
+  return openKind('file', src, options, NODE)
+}
+
+/**
+ * Opens a sharded set: an `*.index.json` path or URL, a Hub repo holding one, or an index's
+ * content with `options.shards`; one file is refused with KindMismatch.
+ * @param {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} src
+ * @param {import('./open.js').OpenOptions} [options]
+ * @returns {Promise<ShardedFile>}
+ */
+export function openSharded(src, options = {}) {
+  return openKind('sharded', src, options, NODE)
 }
 export { writeFile } from './io/node-write.js'
 export { writeAwkward } from './awkward/node.js'

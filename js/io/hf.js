@@ -61,9 +61,12 @@ export function resolveHfUrl(ref, path, endpoint) {
 
 /**
  * Opens a Hub address through `openUrl` (which opens an http(s) URL, a sharded index or a file).
+ * A bare repo is looked up as model.safetensors, then model.safetensors.index.json; `prefer`
+ * 'sharded' (openSharded) looks for the index first.
  * @param {string} src @param {HfOptions} options @param {UrlOpener} openUrl
+ * @param {'file' | 'sharded'} [prefer]
  */
-export async function openHf(src, options, openUrl) {
+export async function openHf(src, options, openUrl, prefer) {
   const ref = parseHfUrl(src)
   const { endpoint = HF_ENDPOINT, token, ...rest } = options
   let base
@@ -78,7 +81,7 @@ export async function openHf(src, options, openUrl) {
   if (ref.path !== null) return openUrl(resolveHfUrl(ref, ref.path, base.href), http)
   /** @type {SafetensorsError | null} */
   let last = null
-  for (const path of [SINGLE, INDEX]) {
+  for (const path of prefer === 'sharded' ? [INDEX, SINGLE] : [SINGLE, INDEX]) {
     try {
       return await openUrl(resolveHfUrl(ref, path, base.href), http)
     } catch (error) {

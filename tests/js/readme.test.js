@@ -589,6 +589,24 @@ const CHECKS = {
     },
   },
 
+  'TypeScript #1': {
+    lang: 'js',
+    async run(block) {
+      const { record } = await runSnippet(block)
+      const f = only(record, 'openFile', ['model.safetensors']).result
+      assert.deepEqual([f.type, f.names], ['SafetensorsFile', modelNames])
+      assert.equal(only(record, 'SafetensorsFile.info', ['lm_head.weight']).result.dtype, 'BF16')
+      const g = only(record, 'openSharded', ['hf://Qwen/Qwen3-0.6B']).result
+      assert.deepEqual([g.type, [...g.names].sort(), g.shards], ['ShardedFile', [...SHARD_NAMES].sort(), Object.keys(SHARDS)])
+      const info = only(record, 'ShardedFile.info', ['lm_head.weight']).result
+      assert.deepEqual([info.shard, info.dtype, info.shape], ['model-00002-of-00002.safetensors', 'BF16', [4, 4]])
+      // "openSharded looks for the index first": no lookup of model.safetensors in the repo.
+      const asked = hub.allRequests().filter((e) => e.server === 'hub' && e.repo === 'Qwen/Qwen3-0.6B').map((e) => e.file)
+      assert.equal(asked[0], INDEX, JSON.stringify(asked))
+      assert.ok(!asked.includes('model.safetensors'), JSON.stringify(asked))
+    },
+  },
+
   'Command line #1': {
     lang: 'sh',
     async run(block, t) {
