@@ -12,7 +12,7 @@
  *   node bench/stats.js [--elements 16777216] [--rounds 7] [--stream-gib 5]
  */
 import { parseArgs } from 'node:util'
-import { dtypeIndex } from '../js/dtypes.js'
+import { stats } from '../js/core/index.js'
 import { loadCore, loadCoreVariant } from '../js/wasm.js'
 import { open } from '../js/node.js'
 import { emitFigures, figure, fmtMs, fmtX, machine, timeInterleaved } from './common.js'
@@ -129,27 +129,26 @@ async function main() {
   const core = await loadCoreVariant('simd')
   const f32 = weights()
   const bf16 = toBf16(f32)
-  const out = core._malloc((11 + BINS) * 8) >>> 0
   for (const [dtype, data] of /** @type {[string, Float32Array | Uint16Array][]} */ ([['F32', f32], ['BF16', bf16]])) {
     const ptr = core._malloc(data.byteLength) >>> 0
     new Uint8Array(core.HEAPU8.buffer, ptr, data.byteLength).set(new Uint8Array(data.buffer))
     const run = dtype === 'F32' ? () => jsStatsF32(f32) : () => jsStatsBf16(bf16)
-    const index = dtypeIndex(dtype)
     let js = run()
+    /** @type {import('../js/core/index.js').Stats | null} */
+    let w = null
     const t = timeInterleaved({
-      wasm: () => core.statsInto(index, ptr, N, BINS, out),
+      wasm: () => { w = stats(core, dtype, ptr, N, BINS) },
       js: () => { js = run() },
     }, { rounds: ROUNDS, minSampleMs: 30, warmup: 1 })
-    const v = new Float64Array(core.HEAPU8.buffer, out, 11 + BINS)
-    if (v[1] !== js.finite || v[5] !== js.min || v[6] !== js.max || Math.abs(v[7] - js.mean) > 1e-6)
-      throw new Error(`${dtype}: JS and wasm stats disagree: ${v.slice(0, 9)} vs ${JSON.stringify(js)}`)
+    const v = /** @type {import('../js/core/index.js').Stats} */ (/** @type {unknown} */ (w))
+    if (v.finiteCount !== js.finite || v.min !== js.min || v.max !== js.max || Math.abs(v.mean - js.mean) > 1e-6)
+      throw new Error(`${dtype}: JS and wasm stats disagree: ${JSON.stringify(v)} vs ${JSON.stringify(js)}`)
     const r = t.js / t.wasm
     IN_HEAP[dtype] = data.byteLength / (t.wasm / 1000)
     figure({ area: 'stats', figure: `stats of ${Math.round(N / 2 ** 20)}M ${dtype} (${BINS} bins)`, ours: fmtMs(t.wasm), baselineName: 'JS loop',
       baseline: fmtMs(t.js), ratio: r, ratioText: `${fmtX(r)} faster`, target: '>= 2x', met: r >= 2 })
     core._free(ptr)
   }
-  core._free(out)
   await streaming(f32)
   emitFigures()
 }

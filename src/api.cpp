@@ -201,19 +201,12 @@ void writeStats(const Stats& s, uint32_t bins, uintptr_t out) {
 
 }  // namespace
 
-bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out) {
-  if (dtype >= kDtypeCount) return false;
-  Stats s;
-  if (!computeStats(static_cast<Dtype>(dtype), reinterpret_cast<const uint8_t*>(data),
-                    static_cast<uint64_t>(elements), bins, s))
-    return false;
-  writeStats(s, bins, out);
-  return true;
-}
-
-bool StatsStream::start(uint32_t dtype, uint32_t bins) {
+bool StatsStream::start(uint32_t dtype, uint32_t bins, double elements) {
   bins_ = bins;
-  return dtype < kDtypeCount && acc_.start(static_cast<Dtype>(dtype), bins);
+  if (dtype >= kDtypeCount) return false;
+  const Dtype d = static_cast<Dtype>(dtype);
+  // A code table pays off once there are more values than codes (2^16 for 16 bits).
+  return acc_.start(d, bins, elements >= double(uint64_t{1} << dtypeBits(d)));
 }
 
 bool StatsStream::finish(uintptr_t out) {

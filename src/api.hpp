@@ -42,7 +42,7 @@ enum TablesWord : uint32_t {
   kTablesWords,
 };
 
-// The doubles statsInto writes, by position; the histogram's bin counts follow.
+// The doubles StatsStream writes, by position; the histogram's bin counts follow.
 enum StatsField : uint32_t {
   kStatsCount,
   kStatsFiniteCount,
@@ -96,18 +96,16 @@ bool toFloat32At(uint32_t dtype, uintptr_t src, double elements, uintptr_t dst);
 // Casts n float32 at src to BF16 (toBf16) or F16 at dst, round to nearest even.
 void float32ToHalfAt(bool toBf16, uintptr_t src, double n, uintptr_t dst);
 
-// Stats of `elements` of dtype at data into kStatsFields + bins doubles at out: count,
+// Stats of a tensor (Tensor.stats) or of one streamed in pieces (f.stats; st::StatsAccumulator):
+// start, add each piece in order, finish into kStatsFields + bins doubles at out: count,
 // finiteCount, nanCount, infCount, zeroCount, min, max, mean, std, histogramMin, histogramMax
-// (positions: StatsField), then the bin counts. False for dtypes without values (F6).
-bool statsInto(uint32_t dtype, uintptr_t data, double elements, uint32_t bins, uintptr_t out);
-
-// statsInto over a tensor streamed in pieces (f.stats; st::StatsAccumulator): start, add each
-// piece in order, finish into kStatsFields + bins doubles at out as statsInto writes them. When
+// (positions: StatsField), then the bin counts. `elements`, the tensor's count when known
+// (else Infinity), picks one pass with a code table or two without (StatsAccumulator). When
 // finish returns false the histogram's counts are still zero: add each piece again with
 // addHistogram, then finishHistogram writes the complete result.
 class StatsStream {
  public:
-  bool start(uint32_t dtype, uint32_t bins);  // false for F6 or an unknown dtype
+  bool start(uint32_t dtype, uint32_t bins, double elements);  // false for F6 or an unknown dtype
   void add(uintptr_t data, double elements) {
     acc_.add(reinterpret_cast<const uint8_t*>(data), static_cast<uint64_t>(elements));
   }

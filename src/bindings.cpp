@@ -90,7 +90,6 @@ EMSCRIPTEN_BINDINGS(safetensors_core) {
 
   function("toFloat32", &st::toFloat32At);
   function("float32ToHalf", &st::float32ToHalfAt);
-  function("statsInto", &st::statsInto);
 
   // Stats of a tensor streamed in pieces (f.stats): see StatsStream in api.hpp.
   using st::StatsStream;

@@ -32,7 +32,7 @@ export const LAYOUT = {
   // ParsedFile::tables(): the position of each word (`words` in all); dims are `dim`-byte uint64s.
   tables: { words: 8, tensors: 0, count: 1, strings: 2, stringsLength: 3, dims: 4, hasMetadata: 5, metadata: 6,
     metadataCount: 7, dim: 8 },
-  // statsInto: `fields` doubles by position, then one per histogram bin.
+  // StatsStream's results: `fields` doubles by position, then one per histogram bin.
   stats: { fields: 11, value: 8, count: 0, finiteCount: 1, nanCount: 2, infCount: 3, zeroCount: 4, min: 5, max: 6,
     mean: 7, std: 8, histogramMin: 9, histogramMax: 10 },
   // SlicePlanner: uint64 dims in and shape out; each range `rangeWords` doubles, by position.
@@ -339,8 +339,8 @@ export function planWrite(core, tensors, metadata) {
  */
 
 /**
- * Statistics of `elements` elements of dtype at heap address `ptr` (st::statsInto), computed
- * without a copy of the data; null for dtypes without values (F6).
+ * Statistics of `elements` elements of dtype at heap address `ptr` (a StatsStream fed the whole
+ * tensor at once), computed without a copy of the data; null for dtypes without values (F6).
  * @param {Core} core
  * @param {string} dtype
  * @param {number} ptr
@@ -349,17 +349,25 @@ export function planWrite(core, tensors, metadata) {
  * @returns {Stats | null}
  */
 export function stats(core, dtype, ptr, elements, bins) {
-  const S = LAYOUT.stats
-  const out = heapAlloc(core, (S.fields + bins) * S.value)
+  let stream
   try {
-    if (!core.statsInto(dtypeIndex(dtype), ptr, elements, bins, out)) return null
-    return readStats(core, out, bins)
+    stream = new StatsStream(core, dtype, bins, elements)
+  } catch (error) {
+    if (error instanceof SafetensorsError && error.code === 'UnsupportedDtype') return null
+    throw error
+  }
+  try {
+    stream.add(ptr, elements)
+    const { stats: result, complete } = stream.finish()
+    if (complete) return result
+    stream.addHistogram(ptr, elements)
+    return stream.finishHistogram()
   } finally {
-    heapFree(core, out)
+    stream.dispose()
   }
 }
 
-/** @param {Core} core @param {number} out statsInto's doubles @param {number} bins @returns {Stats} */
+/** @param {Core} core @param {number} out StatsStream's doubles @param {number} bins @returns {Stats} */
 function readStats(core, out, bins) {
   const S = LAYOUT.stats
   const v = heapArray(core, Float64Array, out, S.fields + bins)
@@ -373,19 +381,23 @@ function readStats(core, out, bins) {
 /**
  * Statistics of a tensor handed over in pieces (st::StatsStream): add() each piece in order,
  * then finish(); when finish() says `complete: false` (dtypes over 16 bits), addHistogram() each
- * piece again and finishHistogram(). The result is statsInto's for the whole tensor, bit for
+ * piece again and finishHistogram(). The result is stats()'s for the whole tensor, bit for
  * bit. Owns a core object: dispose() frees it.
  */
 export class StatsStream {
   #core
   #handle
   #bins
-  /** @param {Core} core @param {string} dtype @param {number} bins */
-  constructor(core, dtype, bins) {
+  /**
+   * @param {Core} core @param {string} dtype @param {number} bins
+   * @param {number} [elements] the tensor's count, when known: a small tensor of 16 bits or
+   *   fewer then takes two passes rather than a table of every code (f.stats gives none: one pass)
+   */
+  constructor(core, dtype, bins, elements = Infinity) {
     this.#core = core
     this.#bins = bins
     this.#handle = core.statsStreamNew()
-    if (!core.statsStreamStart(this.#handle, dtypeIndex(dtype), bins)) {
+    if (!core.statsStreamStart(this.#handle, dtypeIndex(dtype), bins, elements)) {
       this.dispose()
       throw new SafetensorsError('UnsupportedDtype', `${dtype} values cannot be summarised`)
     }
