@@ -30,6 +30,8 @@ const char* errorCodeName(ErrorCode code) {
     case ErrorCode::AwkwardBufferTooShort: return "AwkwardBufferTooShort";
     case ErrorCode::AwkwardDecreasingOffsets: return "AwkwardDecreasingOffsets";
     case ErrorCode::AwkwardOutOfBounds: return "AwkwardOutOfBounds";
+    case ErrorCode::InvalidIndex: return "InvalidIndex";
+    case ErrorCode::UnsafeShardPath: return "UnsafeShardPath";
   }
   return "Unknown";
 }

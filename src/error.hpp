@@ -34,6 +34,9 @@ enum class ErrorCode : uint8_t {
   AwkwardBufferTooShort,     // a buffer holds fewer elements than the length requires
   AwkwardDecreasingOffsets,  // offsets decrease, or a list's stop is before its start
   AwkwardOutOfBounds,        // an offset, start, stop, index or tag points outside its content
+  // Sharded sets' indexes (index_map.hpp), with the codes js/ gives them.
+  InvalidIndex,     // not JSON, or not {"weight_map": {name: shard path}}
+  UnsafeShardPath,  // a shard path outside the index's folder
 };
 
 const char* errorCodeName(ErrorCode code);
