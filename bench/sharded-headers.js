@@ -29,12 +29,14 @@ const INDEX = 'model.safetensors.index.json'
 const THROUGHPUT_PATH = '/throughput.bin'
 const THROUGHPUT_BYTES = 256 << 20
 
-/** This thread's CPU time in ms (Linux: /proc/thread-self/schedstat, in ns), else NaN. */
-function threadCpuMs() {
+/** This thread's CPU time and time runnable but waiting for a CPU, in ms (Linux:
+ * /proc/thread-self/schedstat, in ns), else NaN. */
+function threadSched() {
   try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6
+    const [cpu, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map((x) => Number(x) / 1e6)
+    return { cpu, wait }
   } catch {
-    return NaN
+    return { cpu: NaN, wait: NaN }
   }
 }
 
@@ -170,18 +172,19 @@ async function main() {
   console.log(`loopback throughput (one ${THROUGHPUT_BYTES >> 20} MiB range request): ${(bytesPerMs / 1e6).toFixed(2)} GB/s`)
 
   // Where a run's wall time goes, on the client's thread: CPU; waiting for answers (the event
-  // loop idle); runnable but not running (the loop busy without CPU: other processes had it).
-  /** @typedef {{ ms: number, cpu: number, idle: number }} Sample */
+  // loop idle); runnable but not running (other processes had the CPU).
+  /** @typedef {{ ms: number, cpu: number, wait: number, idle: number }} Sample */
   /** @type {Record<string, { samples: Sample[], requests: number, bytes: number, maxInFlight: number }>} */
   const rows = Object.fromEntries(keys.map((k) => [k, { samples: [], requests: 0, bytes: 0, maxInFlight: 0 }]))
   /** @param {() => Promise<void>} run @returns {Promise<Sample>} */
   const timed = async (run) => {
     const elu = performance.eventLoopUtilization()
-    const cpu = threadCpuMs()
+    const before = threadSched()
     const t0 = performance.now()
     await run()
     const ms = performance.now() - t0
-    return { ms, cpu: threadCpuMs() - cpu, idle: performance.eventLoopUtilization(elu).idle }
+    const after = threadSched()
+    return { ms, cpu: after.cpu - before.cpu, wait: after.wait - before.wait, idle: performance.eventLoopUtilization(elu).idle }
   }
   await control({ cmd: 'latency', ms: LATENCY })
   for (let r = 0; r < RUNS; r++) {
@@ -206,7 +209,7 @@ async function main() {
   const split = (samples) => {
     const cpu = med(samples, 'cpu')
     const idle = med(samples, 'idle')
-    return Number.isNaN(cpu) ? `loop idle ${fmtMs(idle)}` : `CPU ${fmtMs(cpu)}, waiting ${fmtMs(idle)}, descheduled ${fmtMs(Math.max(0, med(samples, 'ms') - cpu - idle))}`
+    return Number.isNaN(cpu) ? `waiting ${fmtMs(idle)}` : `CPU ${fmtMs(cpu)}, waiting ${fmtMs(idle)}, descheduled ${fmtMs(med(samples, 'wait'))}`
   }
   console.log('| client | requests | most at once | body bytes | wall | / latency | transfer (bytes / throughput) | client thread | hub time / ours |')
   console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|')
@@ -217,9 +220,12 @@ async function main() {
       `${key.startsWith('@') ? fmtX(ms(key) / ms(keys[0])) : ''} |`)
   }
   console.log(`safetensors-wasm at 0 ms latency: ${fmtMs(med(bare, 'ms'))} (${split(bare)})`)
-  console.log('client thread: CPU is its CPU time; waiting, its event loop idle (answers not yet in); descheduled, the ' +
-    'rest (runnable, but other processes had the CPU)')
+  console.log('client thread: CPU, its CPU time; waiting, its event loop idle (no answer to handle); descheduled, ' +
+    'runnable but without a CPU (other processes had it; /proc/thread-self/schedstat)')
 
+  // What a run would take with the CPU to itself: the wall time less the time runnable without
+  // a CPU (an estimate: the same work, nothing else changed).
+  const own = (/** @type {string} */ k) => ms(k) - (med(rows[k].samples, 'wait') || 0)
   const mine = rows[keys[0]]
   const transfer = mine.bytes / bytesPerMs
   const bound = 3 * LATENCY + transfer
@@ -228,13 +234,15 @@ async function main() {
     baselineName: '3 round trips + transfer', baseline: `${fmtMs(bound)} (${fmtMs(3 * LATENCY)} + ${fmtMs(transfer)})`,
     ratio: bound / ms(keys[0]), ratioText: `${(ms(keys[0]) / LATENCY).toFixed(1)} round trips' worth, ` +
       `${((ms(keys[0]) - transfer) / LATENCY).toFixed(1)} without the transfer`,
-    target: '<= 3 round trips + transfer', met: ms(keys[0]) <= bound, note: `client thread: ${split(mine.samples)}; ${fmtMs(med(bare, 'ms'))} at 0 ms latency; load average ${loadavg()[0].toFixed(1)}` })
+    target: '<= 3 round trips + transfer', met: ms(keys[0]) <= bound, note: `client thread: ${split(mine.samples)}; less the descheduled time ${fmtMs(own(keys[0]))} ` +
+      `(${(own(keys[0]) / LATENCY).toFixed(1)} round trips' worth); ${fmtMs(med(bare, 'ms'))} at 0 ms latency; load average ${loadavg()[0].toFixed(1)}` })
   const hubKeys = keys.filter((k) => k.startsWith('@'))
   const fastest = hubKeys.reduce((a, b) => (ms(a) <= ms(b) ? a : b))
   const speedup = ms(fastest) / ms(keys[0])
   figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${LATENCY} ms latency: vs @huggingface/hub`,
     ours: fmtMs(ms(keys[0])), baselineName: fastest.replace('@huggingface/hub: ', '@huggingface/hub '),
     baseline: `${fmtMs(ms(fastest))}, ${rows[fastest].requests} requests, ${(rows[fastest].bytes / 1e6).toFixed(1)} MB`,
-    ratio: speedup, ratioText: `${fmtX(speedup)} faster`, target: '>= 3x', met: speedup >= 3 })
+    ratio: speedup, ratioText: `${fmtX(speedup)} faster`, target: '>= 3x', met: speedup >= 3,
+    note: `less each one's descheduled time: ${fmtMs(own(fastest))} vs ${fmtMs(own(keys[0]))}, ${fmtX(own(fastest) / own(keys[0]))}` })
   emitFigures()
 }
