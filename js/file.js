@@ -50,13 +50,14 @@ export async function openSource(source, options = {}) {
     // the header goes past them.
     const inHand = /** @type {{ cachedBytes?: number }} */ (source).cachedBytes ?? 0
     const onProgress = 8 + headerLength > inHand ? options.onProgress : undefined
-    if (source.stream || source.readInto) {
+    // The planning and the pool of readTargets serve a header past what is in hand; a header in
+    // hand (or a source that only has `read`: bytes in memory, a Blob) is one read. (Hundreds of
+    // shards opened at once under one signal would otherwise each hang a listener on it.)
+    if ((source.stream || source.readInto) && 8 + headerLength > inHand) {
       await readTargets(core, source, [{ offset: 8, length: headerLength, ptr }], {
         signal, onProgress: onProgress && ((p) => onProgress({ loaded: 8 + p.loaded, total: 8 + p.total })),
       })
     } else {
-      // A source that only has `read` (bytes in memory, a Blob): one read, without the
-      // planning and the pool that readTargets sets up for many ranges.
       const header = await source.read(8, headerLength, { signal })
       throwIfAborted(signal)
       if (header.length !== headerLength)
