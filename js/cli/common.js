@@ -25,7 +25,7 @@ import { overview } from '../overview.js'
 const SHARD_CONCURRENCY = CONCURRENCY
 
 /** Options every command takes (node:util parseArgs form). */
-const COMMON_OPTIONS = /** @type {const} */ ({
+export const COMMON_OPTIONS = /** @type {const} */ ({
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   header: { type: 'string', short: 'H', multiple: true },
@@ -39,13 +39,41 @@ export const CONFIG_OPTIONS = /** @type {const} */ ({
   'no-config': { type: 'boolean' },
 })
 
-/** What --help says of them. */
-export const CONFIG_HELP = `quantized checkpoints (inspect, stats, convert):
-  --config FILE               the model's config.json (or its quantization_config alone): the block
-                              size, bits, group size and format it fixes are used and checked
-                              (default: config.json beside a local file or index, when it has a
-                              quantization_config; URLs and hf:// addresses: none)
-  --no-config                 do not read the config.json beside the file`
+/**
+ * @typedef {[string, string]} OptionHelp  an option as --help shows it, and what it does
+ */
+
+/** What --help says of the options every command takes, a line each. @type {OptionHelp[]} */
+export const COMMON_OPTION_HELP = [
+  ['--json', 'output for scripts, on stdout (progress and errors stay on stderr)'],
+  ['--quiet, -q', 'no progress bar'],
+  ["-H, --header 'Name: value'", 'an HTTP header for URL sources (repeatable), e.g. Authorization'],
+  ['--token TOKEN', 'a Hub access token for hf:// sources (default: $HF_TOKEN)'],
+  ['--endpoint URL', 'the Hub for hf:// sources (default: $HF_ENDPOINT, else huggingface.co)'],
+  ['--help, -h', 'this help'],
+]
+
+/** What --help says of CONFIG_OPTIONS. @type {OptionHelp[]} */
+export const CONFIG_OPTION_HELP = [
+  ['--config FILE', "the model's config.json, for quantized weights (default: see below)"],
+  ['--no-config', 'do not read the config.json beside the file'],
+]
+
+/** What they do, in more words. */
+export const CONFIG_NOTE = `--config: the model's config.json (or its quantization_config alone): the block size, bits,
+group size and format it fixes are used and checked. Default: the config.json beside a local
+file or index, when it has a quantization_config; URLs and hf:// addresses: none.`
+
+/**
+ * Options as --help lists them: a line each, the descriptions in one column.
+ * @param {OptionHelp[]} list
+ */
+export function optionLines(list) {
+  return list.map(([flag, text]) => `${`  ${flag}`.padEnd(29)} ${text}`).join('\n')
+}
+
+/** What the global --help says of the quantization options. */
+export const CONFIG_HELP = `quantized checkpoints (inspect, stats, convert):\n${optionLines(CONFIG_OPTION_HELP)}\n\n${CONFIG_NOTE}`
 
 /**
  * Parses a command's arguments: its own options plus --json, --quiet and -H/--header. Unknown
@@ -266,7 +294,7 @@ export function progressBar(io, flags, label, unit = 'bytes') {
       if (now - start < 200 || (now - last < 80 && loaded < total)) return
       last = now
       shown = true
-      stream.write(`\r\x1b[K${renderProgress(label, loaded, total, stream.columns || 80, unit)}`)
+      stream.write(`\r\x1b[K${renderProgress(label, loaded, total, stream.columns || 80, unit, now - start)}`)
     },
     done() {
       if (shown) stream.write('\r\x1b[K')
@@ -276,17 +304,36 @@ export function progressBar(io, flags, label, unit = 'bytes') {
 }
 
 /**
- * One progress line, at most `columns` wide: `label [#####-----]  42%  1.20 MB / 2.86 MB`.
+ * One progress line, at most `columns` wide:
+ * `label [#####-----]  42%  1.20 MB / 2.86 MB  3.10 MB/s  1s left`. The rate (the average since
+ * the start) and the time left are shown once `elapsed` (ms) is known and something was read;
+ * they are left out first when the terminal is narrow.
  * @param {string} label @param {number} loaded @param {number} total @param {number} columns
  * @param {'bytes' | 'count'} [unit]
+ * @param {number} [elapsed] ms since the start
  */
-export function renderProgress(label, loaded, total, columns, unit = 'bytes') {
+export function renderProgress(label, loaded, total, columns, unit = 'bytes', elapsed = 0) {
   const fraction = total > 0 ? Math.min(1, loaded / total) : 1
   const amounts = unit === 'bytes' ? `${formatBytes(loaded)} / ${formatBytes(total)}` : `${loaded} / ${total}`
-  const tail = ` ${String(Math.floor(fraction * 100)).padStart(3)}%  ${amounts}`
+  let tail = ` ${String(Math.floor(fraction * 100)).padStart(3)}%  ${amounts}`
+  if (elapsed > 0 && loaded > 0) {
+    const rate = (loaded * 1000) / elapsed
+    const speed = unit === 'bytes' ? `${formatBytes(Math.round(rate))}/s` : `${rate >= 10 ? Math.round(rate) : rate.toFixed(1)}/s`
+    const left = loaded < total ? `  ${formatDuration((total - loaded) / rate)} left` : ''
+    const full = `${tail}  ${speed}${left}`
+    if (label.length + full.length + 14 <= columns) tail = full
+  }
   const width = Math.max(10, Math.min(40, columns - label.length - tail.length - 4))
   const filled = Math.round(fraction * width)
   return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}]${tail}`.slice(0, Math.max(1, columns - 1))
+}
+
+/** `45s`, `3m 05s`, `2h 07m`. @param {number} seconds */
+export function formatDuration(seconds) {
+  const s = Math.max(0, Math.ceil(seconds))
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`
+  return `${Math.floor(s / 3600)}h ${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`
 }
 
 /**

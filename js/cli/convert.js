@@ -18,7 +18,7 @@
 import { mkdir, rename, stat, unlink, writeFile as fsWriteFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { castChunks } from '../cast.js'
-import { CONFIG_OPTIONS, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
+import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
 import { dequantizedPieces } from './quant.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { SafetensorsFile, ShardedFile, open } from '../node.js'
@@ -53,8 +53,10 @@ export function namePattern(pattern) {
  * @param {string | URL} input
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
- *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions }} options
- *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written
+ *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
+ *   overwrite?: boolean }} options
+ *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written;
+ *   overwrite: false to refuse an output that exists (default true; never the input)
  * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number }>}
  */
 export async function convertFile(input, output, options) {
@@ -63,6 +65,7 @@ export async function convertFile(input, output, options) {
     throw new SafetensorsError('InvalidArgument', `cannot convert to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
   if (await sameFile(input, output))
     throw new SafetensorsError('InvalidArgument', `${output} is the input file: convert writes a new file, choose another output`)
+  if (options.overwrite === false) await refuseExisting([output])
   const core = await loadCore()
   const f = await open(input, { ...options.openOptions, signal })
   try {
@@ -126,8 +129,9 @@ export async function convertFile(input, output, options) {
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
  *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
- *   maxElements?: number }} options
- *   only: which output tensors (by output name) to keep; maxElements: float32 values per piece read
+ *   maxElements?: number, overwrite?: boolean }} options
+ *   only: which output tensors (by output name) to keep; maxElements: float32 values per piece read;
+ *   overwrite: false to refuse an output file (the file, the index or a shard) that exists (default true)
  * @returns {Promise<{ tensors: number, dequantized: number, copied: number, parts: number, dropped: number,
  *   byteLength: number, shards: string[] | null, index: string | null }>}
  *   parts: stored tensors left out as parts; dropped: left out by `only`; shards, index: the files of a sharded output
@@ -209,6 +213,7 @@ export async function dequantizeCheckpoint(input, output, options) {
     if (!sharded) {
       if (await sameFile(input, output))
         throw new SafetensorsError('InvalidArgument', `${output} is the input file: convert writes a new file, choose another output`)
+      if (options.overwrite === false) await refuseExisting([output])
       throwIfAborted(signal)
       const plan = await planFile(entries, f.metadata)
       await writePlanned(output, plan, { signal, onProgress: options.onProgress })
@@ -227,7 +232,7 @@ export async function dequantizeCheckpoint(input, output, options) {
  * @param {string | URL} input
  * @param {string} output
  * @param {OutEntry[]} entries
- * @param {{ signal?: AbortSignal, onProgress?: (p: { loaded: number, total: number }) => void }} options
+ * @param {{ signal?: AbortSignal, onProgress?: (p: { loaded: number, total: number }) => void, overwrite?: boolean }} options
  * @returns {Promise<{ byteLength: number, shards: string[], index: string }>}
  */
 async function writeShardedSet(f, input, output, entries, options) {
@@ -263,6 +268,7 @@ async function writeShardedSet(f, input, output, entries, options) {
       }
     }
   }
+  if (options.overwrite === false) await refuseExisting([index, ...shardNames.map((name) => join(folder, name))])
   const first = JSON.stringify(inputShards[0]?.metadata ?? null)
   const metadata = inputShards.every((s) => JSON.stringify(s.metadata) === first) ? inputShards[0]?.metadata ?? null : null
   const plans = await Promise.all(groups.map((group) => planFile(group, metadata)))
@@ -295,6 +301,20 @@ async function writeShardedSet(f, input, output, entries, options) {
   return { byteLength: total, shards: shardNames, index }
 }
 
+/**
+ * Refuses to write where a file is (through a link: where its target is; a link to nothing is
+ * written through, as writeFile does): InvalidArgument naming the first, and --force.
+ * @param {string[]} paths
+ */
+async function refuseExisting(paths) {
+  for (const path of paths) {
+    if (await stat(path).then(() => true, () => false)) {
+      throw new SafetensorsError('InvalidArgument', `${path} exists: convert does not replace a file unless --force ` +
+        '(choose another output, or pass --force to replace it)')
+    }
+  }
+}
+
 /** Whether `output` is the file `input` names (the same path, a link to it, a hard link).
  * @param {string | URL} input @param {string} output */
 async function sameFile(input, output) {
@@ -303,16 +323,39 @@ async function sameFile(input, output) {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino
 }
 
-export const usage = 'convert <in> <out> --dtype bf16|f16|f32 [--only PATTERN]... [--dequantize [--config FILE]]   cast F64/F32/F16/BF16 tensors, copy the others, one at a time;\n' +
+export const usage = 'convert <in> <out> --dtype bf16|f16|f32 [--only PATTERN]... [--dequantize [--config FILE]] [--force]   cast F64/F32/F16/BF16 tensors, copy the others, one at a time;\n' +
   '      --dequantize: quantized weights by logical name, dequantized to the dtype (parts left out), the rest copied;\n' +
   '      a sharded input (index.json) gives a new sharded set in <out> (a folder, or the *.index.json to write)'
 
-const options = /** @type {const} */ ({
+export const options = /** @type {const} */ ({
   dtype: { type: 'string' },
   only: { type: 'string', multiple: true },
   dequantize: { type: 'boolean' },
+  force: { type: 'boolean' },
   ...CONFIG_OPTIONS,
 })
+
+/** A line each for --help. @type {import('./common.js').OptionHelp[]} */
+export const optionHelp = [
+  ['--dtype bf16|f16|f32', 'the dtype of F64, F32, F16 and BF16 tensors (required)'],
+  ['--only PATTERN', 'keep the tensors matching a glob or a /regex/ (repeatable)'],
+  ['--dequantize', 'quantized weights dequantized, by logical name'],
+  ['--force', 'replace an output that exists (never the input)'],
+  ...CONFIG_OPTION_HELP,
+]
+
+/** What --help adds. */
+export const help = `a glob's * is any run of characters (dots included), ? one character; a /regex/ is searched
+anywhere in the name. Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
+quantized weights, are copied as they are. The input is never written over (by its path, a link
+or a hard link), nor an existing output without --force.
+
+${CONFIG_NOTE}
+
+the output is written to a temporary file beside it and renamed at the end: an interrupted
+or failed convert leaves no partial file, and an existing output (with --force) is replaced whole.
+exit codes: 0 written; 1 a failure (the error on stderr; nothing written); 2 a usage mistake;
+130 interrupted`
 
 /**
  * The command: `argv` is what follows its name. Prints a one-line summary (or, with --json,
@@ -356,7 +399,7 @@ export async function main(argv, io) {
   const bar = progressBar(io, flags, 'converting')
   try {
     const common = {
-      dtype: /** @type {'F32' | 'BF16' | 'F16'} */ (target), signal: controller.signal, openOptions: opening,
+      dtype: /** @type {'F32' | 'BF16' | 'F16'} */ (target), signal: controller.signal, openOptions: opening, overwrite: Boolean(flags.force),
       only: filters.length ? (/** @type {string} */ name) => filters.some((match) => match(name)) : undefined,
       onProgress: (/** @type {{ loaded: number, total: number }} */ p) => bar.update(p.loaded, p.total),
     }

@@ -48,10 +48,10 @@ export const options = /** @type {const} */ ({
   'chunk-bytes': { type: 'string' },
 })
 
-/** A line each for --help. */
+/** A line each for --help. @type {import('./common.js').OptionHelp[]} */
 export const optionHelp = [
-  ['--only PATTERN', 'compare only the tensors whose names match (repeatable): a glob (* any run, ? one character) or a /regex/'],
-  ['--chunk-bytes N', 'bytes read at a time from each side (default 4m; k, m, g: KiB, MiB, GiB): the memory a comparison takes'],
+  ['--only PATTERN', 'compare the tensors matching a glob or a /regex/ (repeatable)'],
+  ['--chunk-bytes N', 'bytes read at a time from each side (default 4m; k, m, g suffixes)'],
 ]
 
 /** What --help adds. */

@@ -8,19 +8,25 @@
  * shown as far as the index and the readable shards go (names, shards, total_size), each
  * unreadable shard is named on stderr with its error, and the exit code is 2 (PARTIAL).
  */
-import { CONFIG_OPTIONS, describeFailure, errorJson, openForCli, parseCommand, shapeJson, usageError } from './common.js'
+import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, describeFailure, errorJson, openForCli, parseCommand, shapeJson, usageError } from './common.js'
 import { overview } from '../overview.js'
-import { buildTree, treeJson, treeText } from '../name-tree.js'
+import { buildTree, sortByName, treeJson, treeText } from '../name-tree.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from '../format.js'
 import { elementCount } from '../dtypes.js'
 
-export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
+export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]] [--sort size|name|offset] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
 
 /** Exit code of an inspect that could read the index but not every shard. */
 export const PARTIAL = 2
 
 /** What --help adds. */
-export const help = `exit codes: 0 done; 1 a failure (the error on stderr); ${PARTIAL} a usage mistake, or a
+export const help = `--sort orders the table and --json's tensors: size, largest first; name, with numbers in numeric
+order (layers.2 before layers.10); offset, the file's order (a sharded set: shard by shard, in the
+index's order). A quantized weight's parts stay together under it.
+
+${CONFIG_NOTE}
+
+exit codes: 0 done; 1 a failure (the error on stderr); ${PARTIAL} a usage mistake, or a
 sharded set whose index was read but not every shard (missing, unreachable, not safetensors): what
 the index gives is shown (names, shards, total_size from its metadata, and what the readable shards
 hold), then each shard that failed and why, on stderr`
@@ -28,11 +34,23 @@ hold), then each shard that failed and why, on stderr`
 /** Unreadable shards listed one per line up to this many; past it, a few and a count by code. */
 const LISTED_FAILURES = 10
 
-const options = /** @type {const} */ ({
+export const options = /** @type {const} */ ({
   tree: { type: 'boolean', },
   depth: { type: 'string' },
+  sort: { type: 'string' },
   ...CONFIG_OPTIONS,
 })
+
+/** A line each for --help. @type {import('./common.js').OptionHelp[]} */
+export const optionHelp = [
+  ['--tree', 'the names as a tree of dotted prefixes, with counts and sizes'],
+  ['--depth N', 'with --tree: the levels below N folded'],
+  ['--sort size|name|offset', 'the order of the tensors: largest first, by name, by place (default)'],
+  ...CONFIG_OPTION_HELP,
+]
+
+/** The orders --sort takes. */
+const SORTS = ['size', 'name', 'offset']
 
 /**
  * @typedef {import('./common.js').Row} Row
@@ -53,18 +71,22 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} args
- * @param {import('./common.js').CommonFlags & { tree: boolean, depth?: string }} flags
+ * @param {import('./common.js').CommonFlags & { tree: boolean, depth?: string, sort?: string }} flags
  * @param {import('./common.js').Io} io
  */
 async function run(args, flags, io) {
   if (args.length !== 1) throw usageError('inspect takes one file, URL or index')
   const depth = flags.depth === undefined ? undefined : Number(flags.depth)
   if (depth !== undefined && !(Number.isInteger(depth) && depth >= 1)) throw usageError('--depth takes a whole number from 1')
+  const sort = flags.sort
+  if (sort !== undefined && !SORTS.includes(sort)) throw usageError(`--sort takes size, name or offset, got ${JSON.stringify(sort)}`)
+  if (sort !== undefined && flags.tree) throw usageError('--sort orders the table of tensors; --tree is ordered by name')
   const { file, close, config, failures } = await openForCli(args[0], flags, io, { partial: true })
   try {
     if (failures.length > 0) {
       const sharded = /** @type {ShardedFile} */ (file)
       const p = await partialOverview(sharded, failures)
+      if (sort) p.rows = sortedPartialRows(p, sort)
       if (flags.tree) {
         const tree = buildTree(p.rows.map((r) => r.info ? { ...r.info, name: r.name, elements: elementCount(r.info.shape) }
           : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: 0, elements: 0 }))
@@ -77,6 +99,7 @@ async function run(args, flags, io) {
       return PARTIAL
     }
     const o = await overview(file)
+    if (sort) o.rows = sortedRows(o, sort)
     // Text output shows names and metadata with invisible and bidirectional characters escaped
     // (escapeInvisible: `\u{202E}`); --json keeps them as stored, since a JSON reader wants the
     // real string (JSON.stringify escapes only quotes, backslashes and C0 controls).
@@ -97,6 +120,53 @@ async function run(args, flags, io) {
     await close()
   }
   return 0
+}
+
+/**
+ * The rows in the order --sort names. A quantized weight's parts stay together under it, the
+ * weight placed by its logical name, its parts' bytes together, or its first part's offset;
+ * ties keep the file's order.
+ * @param {Overview} o @param {string} sort size, name or offset
+ * @returns {Row[]}
+ */
+export function sortedRows(o, sort) {
+  const shardIndex = new Map((o.shards ?? []).map((s, i) => [s.path, i]))
+  const bytes = partBytes(o)
+  /** @type {Map<string, { name: string, size: number, shard: number, offset: number, order: number, rows: Row[] }>} */
+  const units = new Map()
+  for (const r of o.rows) {
+    const key = r.part ? `\u0000${r.part.weight}` : r.name
+    const unit = units.get(key)
+    if (unit) {
+      unit.rows.push(r)
+      continue
+    }
+    units.set(key, { name: r.part ? r.part.weight : r.name, size: r.part ? bytes.get(r.part.weight) ?? 0 : r.byteLength,
+      shard: shardIndex.get(r.shard ?? '') ?? 0, offset: r.byteOffset, order: r.order, rows: [r] })
+  }
+  const list = [...units.values()]
+  const byPlace = (/** @type {typeof list[number]} */ a, /** @type {typeof list[number]} */ b) => a.shard - b.shard || a.offset - b.offset || a.order - b.order
+  if (sort === 'size') list.sort((a, b) => b.size - a.size || byPlace(a, b))
+  else if (sort === 'name') sortByName(list, (u) => u.name, byPlace)
+  else list.sort(byPlace)
+  return list.flatMap((u) => u.rows)
+}
+
+/**
+ * The rows of a partial inspect in the order --sort names (rows of unread shards, whose sizes
+ * and offsets are unknown, after the others for size; by shard for offset).
+ * @param {Partial} p @param {string} sort
+ * @returns {PartialRow[]}
+ */
+function sortedPartialRows(p, sort) {
+  const shardIndex = new Map(p.shards.map((s, i) => [s.path, i]))
+  const rows = p.rows.map((r, order) => ({ r, order, shard: shardIndex.get(r.shard) ?? 0 }))
+  const byPlace = (/** @type {typeof rows[number]} */ a, /** @type {typeof rows[number]} */ b) =>
+    a.shard - b.shard || (a.r.info?.byteOffset ?? 0) - (b.r.info?.byteOffset ?? 0) || a.order - b.order
+  if (sort === 'size') rows.sort((a, b) => (b.r.info?.byteLength ?? -1) - (a.r.info?.byteLength ?? -1) || byPlace(a, b))
+  else if (sort === 'name') sortByName(rows, (x) => x.r.name, byPlace)
+  else rows.sort(byPlace)
+  return rows.map((x) => x.r)
 }
 
 /**

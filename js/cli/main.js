@@ -6,39 +6,43 @@
  * shards could not be read); diff: 0 the same, 1 they differ, 2 a failure or a usage mistake. Output for scripts (--json) is the only thing on stdout; progress
  * bars go to stderr, and only when it is a terminal.
  */
+import { readFileSync } from 'node:fs'
 import * as inspect from './inspect.js'
 import * as stats from './stats.js'
 import * as verify from './verify.js'
 import * as convert from './convert.js'
 import * as diff from './diff.js'
-import { CONFIG_HELP, describeFailure, usageError } from './common.js'
+import { COMMON_OPTION_HELP, CONFIG_HELP, describeFailure, optionLines, usageError } from './common.js'
 import { SafetensorsError } from '../node.js'
 import { escapeInvisible } from '../format.js'
 
 /**
- * @type {Record<string, { usage: string, run: (args: string[]) => Promise<number>, help?: string, failure?: number }>}
- *   one line per command; failure: the exit code of a failure (default 1; diff's 1 means "they differ")
+ * @typedef {{ usage: string, options: import('./common.js').OptionHelp[], run: (args: string[]) => Promise<number>,
+ *   help?: string, failure?: number }} Command
+ *   usage: its synopsis and what it does; options: its own, a line each for --help (those of every
+ *   command are added); help: what else --help says; failure: the exit code of a failure (default
+ *   1; diff's 1 means "they differ")
  */
+
+/** @type {Record<string, Command>} */
 const COMMANDS = {
-  inspect: { usage: inspect.usage, run: (args) => inspect.main(args, process), help: `${inspect.help}\n\n${CONFIG_HELP}` },
-  stats: { usage: stats.usage, run: (args) => stats.main(args, process), help: CONFIG_HELP },
-  verify: { usage: verify.usage, run: (args) => verify.main(args, process) },
-  convert: { usage: convert.usage, run: (args) => convert.main(args, process), help: CONFIG_HELP },
-  diff: { usage: diff.usage, run: (args) => diff.main(args, process), help: diff.help, failure: diff.FAILURE },
+  inspect: { usage: inspect.usage, options: inspect.optionHelp, run: (args) => inspect.main(args, process), help: inspect.help },
+  stats: { usage: stats.usage, options: stats.optionHelp, run: (args) => stats.main(args, process) },
+  verify: { usage: verify.usage, options: verify.optionHelp, run: (args) => verify.main(args, process), help: verify.help },
+  convert: { usage: convert.usage, options: convert.optionHelp, run: (args) => convert.main(args, process), help: convert.help },
+  diff: { usage: diff.usage, options: diff.optionHelp, run: (args) => diff.main(args, process), help: diff.help, failure: diff.FAILURE },
 }
 
 function usageText() {
   return `usage: safetensors-wasm <command> [options]
+       safetensors-wasm <command> --help     the command's options, a line each
+       safetensors-wasm --version
 
 commands:
 ${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}
 
 options of every command:
-  --json                      output for scripts, on stdout (progress and errors stay on stderr)
-  --quiet, -q                 no progress bar
-  -H, --header 'Name: value'  an HTTP header for URL sources (repeatable), e.g. Authorization
-  --token TOKEN               a Hub access token for hf:// sources (default: $HF_TOKEN)
-  --endpoint URL              the Hub for hf:// sources (default: $HF_ENDPOINT, else https://huggingface.co)
+${optionLines(COMMON_OPTION_HELP)}
 
 ${CONFIG_HELP}
 
@@ -48,9 +52,18 @@ sources: a path, an http(s) URL, a sharded set's *.index.json, or a Hub address:
 `
 }
 
+/** A command's usage line and its options, a line each (its own, then those of every command). @param {Command} command */
+function commandUsage(command) {
+  return `usage: safetensors-wasm ${command.usage}\n\noptions:\n${optionLines([...command.options, ...COMMON_OPTION_HELP])}\n`
+}
 
-/** The command being run, once known: its failure exit code. */
-let current = /** @type {{ failure?: number } | null} */ (null)
+/** The version in the package's package.json. */
+function version() {
+  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version
+}
+
+/** The command being run, once known: its failure exit code, its usage for a usage mistake. */
+let current = /** @type {Command | null} */ (null)
 
 /** @param {string[]} argv */
 async function main(argv) {
@@ -59,11 +72,15 @@ async function main(argv) {
     process.stdout.write(usageText())
     return 0
   }
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`${version()}\n`)
+    return 0
+  }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : null
   if (!command) throw usageError(`unknown command ${JSON.stringify(name)}`)
   current = command
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: safetensors-wasm ${command.usage}\n${command.help ? `\n${command.help}\n` : ''}`)
+    process.stdout.write(`${commandUsage(command)}${command.help ? `\n${command.help}\n` : ''}`)
     return 0
   }
   return command.run(rest)
@@ -88,7 +105,8 @@ main(process.argv.slice(2)).then((code) => {
     process.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
     process.exitCode = current?.failure ?? 1
   } else if (error && error.usage) {
-    process.stderr.write(`error: ${error.message}\n\n${usageText()}`)
+    // A command's mistake shows that command's usage; an unknown command, the list of commands.
+    process.stderr.write(`error: ${error.message}\n\n${current ? commandUsage(current) : usageText()}`)
     process.exitCode = 2
   } else {
     process.stderr.write(`error: ${error?.stack ?? error}\n`)

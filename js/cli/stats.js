@@ -7,7 +7,7 @@
  * summarised dequantized (by pieces of rows); --raw summarises stored tensors as they are.
  */
 import { SafetensorsError } from '../node.js'
-import { CONFIG_OPTIONS, openForCli, parseCommand, progressBar, shapeJson, usageError } from './common.js'
+import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, openForCli, parseCommand, progressBar, shapeJson, usageError } from './common.js'
 import { namePattern } from './convert.js'
 import { leadingRange } from './quant.js'
 import { planSlice } from '../core/index.js'
@@ -17,7 +17,7 @@ import { escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, 
 
 export const usage = 'stats <file|url|index.json> <tensor>... [--bins N] [--slice SPEC] [--raw] [--config FILE] [--json]   value statistics and a histogram (quantized weights: by logical name, dequantized)'
 
-const options = /** @type {const} */ ({
+export const options = /** @type {const} */ ({
   bins: { type: 'string' },
   slice: { type: 'string' },
   raw: { type: 'boolean' },
@@ -25,6 +25,21 @@ const options = /** @type {const} */ ({
 })
 
 const DEFAULT_BINS = 20
+
+/** A line each for --help. @type {import('./common.js').OptionHelp[]} */
+export const optionHelp = [
+  ['--bins N', `histogram bins, 1 to 10000 (default ${DEFAULT_BINS})`],
+  ['--slice SPEC', "a slice only, numpy-style: '0:16', '-1', ':, 3:5'"],
+  ['--raw', 'quantized weights: the stored tensors, not dequantized'],
+  ...CONFIG_OPTION_HELP,
+]
+
+/** What --help adds. */
+export const help = `a tensor name may be a glob ('model.layers.*.mlp.down_proj.weight') or a /regex/. A quantized
+weight is named by its logical name and summarised dequantized; its --slice is a range of rows
+of its leading dimension (START:STOP, or one row I).
+
+${CONFIG_NOTE}`
 /** Dequantized float32 per piece of a quantized weight: 16 MiB (js/cli/quant.js's pieces). */
 const QUANTIZED_PIECE_BYTES = 16 << 20
 const BAR_WIDTH = 40

@@ -1,6 +1,8 @@
 /**
  * `verify <src> [--full] [--finite] [--sha256 HEX] [--json]`: runs every check and exits 1 when one
- * fails.
+ * fails. The report is on stdout, each problem once (a FAIL line, or a check with its error in
+ * --json); --quiet prints the FAIL lines alone. stderr is left to the command's own failures
+ * (usage mistakes, a bug).
  *
  * Always: the header (rules 1-5 of docs/format.md: length, UTF-8, JSON, fields, dtypes) and the
  * layout (rules 6-10: tensors tile the data buffer exactly, sizes match shapes and dtypes, the
@@ -19,11 +21,23 @@ import { escapeInvisible, formatBytes, formatCount } from '../format.js'
 
 export const usage = 'verify <file|url|index.json> [--full] [--finite] [--sha256 HEX] [--json]   check everything; exit 1 on any problem'
 
-const options = /** @type {const} */ ({
+export const options = /** @type {const} */ ({
   full: { type: 'boolean' },
   finite: { type: 'boolean' },
   sha256: { type: 'string' },
 })
+
+/** A line each for --help. @type {import('./common.js').OptionHelp[]} */
+export const optionHelp = [
+  ['--full', 'read every byte of every tensor; count NaN and Inf (a warning)'],
+  ['--finite', 'with --full: NaN or Inf values are a failure'],
+  ['--sha256 HEX', "the file's SHA-256 must be HEX (the Hub's LFS oid); one file only"],
+]
+
+/** What --help adds. */
+export const help = `the report is on stdout, a line per check (--json: { source, ok, checks }), each problem
+once; --quiet prints the failed checks alone. exit codes: 0 every check passed (warnings allowed);
+1 a check failed; 2 a usage mistake. stderr is for the command's own failures only.`
 
 /** Tensors are read in pieces of at most this many bytes (and small ones together up to it). */
 export const PIECE_BYTES = 64 * 1024 * 1024
@@ -98,16 +112,19 @@ async function run(args, flags, io) {
   const ok = errors.length === 0
   // Details name tensors and shards: the text shows their invisible and bidirectional characters
   // escaped; --json keeps the strings as stored, for programs.
+  // Each problem once, in the report on stdout; stderr is for the command's own failures.
   if (flags.json) {
     io.stdout.write(`${JSON.stringify({ source: src, ok, checks }, null, 2)}\n`)
-  } else if (!flags.quiet) {
-    const width = Math.max(...checks.map((c) => c.name.length))
-    for (const c of checks) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${escapeInvisible(c.detail, { multiline: true })}\n`)
+  } else {
+    const shown = flags.quiet ? checks.filter((c) => c.status === 'fail') : checks
+    const width = Math.max(0, ...shown.map((c) => c.name.length))
+    for (const c of shown) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${escapeInvisible(c.detail, { multiline: true })}\n`)
     const warnings = checks.filter((c) => c.status === 'warn').length
-    io.stdout.write(ok ? `verified ${escapeInvisible(src)}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`
-      : `verify failed: ${escapeInvisible(src)}\n`)
+    if (!flags.quiet) {
+      io.stdout.write(ok ? `verified ${escapeInvisible(src)}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`
+        : `verify failed: ${escapeInvisible(src)}\n`)
+    }
   }
-  for (const error of errors) io.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
   return ok ? 0 : 1
 }
 

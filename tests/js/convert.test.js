@@ -170,7 +170,8 @@ describe('converting', () => {
       [['--only', '/layers\\.1/'], ['model.layers.1.attn.q.scale', 'model.layers.1.attn.q.weight']],
     ]
     for (const [flags, names] of cases) {
-      const r = run('convert', input, out, '--dtype=bf16', ...flags)
+      // Each case replaces the last one's output: --force.
+      const r = run('convert', input, out, '--dtype=bf16', '--force', ...flags)
       assert.equal(r.code, 0, r.stderr)
       const total = Object.keys(fixture().tensors).length
       assert.match(r.stdout, new RegExp(`: ${names.length} tensors \\(.*, ${total - names.length} left out\\)`))
@@ -228,7 +229,7 @@ describe('failures', () => {
       assert.equal(r.stdout, '')
     }
     const help = run('--help')
-    assert.match(help.stdout, /^ {2}convert <in> <out> --dtype bf16\|f16\|f32 \[--only PATTERN\]\.\.\. \[--dequantize \[--config FILE\]\] {3}/m)
+    assert.match(help.stdout, /^ {2}convert <in> <out> --dtype bf16\|f16\|f32 \[--only PATTERN\]\.\.\. \[--dequantize \[--config FILE\]\] \[--force\] {3}/m)
   })
 
   test('failures exit 1, write nothing, leave an existing output untouched', async () => {
@@ -334,7 +335,8 @@ describe('where the output goes', () => {
     await fsWriteFile(target, 'old contents')
     await chmod(target, 0o640)
     await symlink('real-target.safetensors', link)
-    const r = await runAsync('convert', input, link, '--dtype', 'f16')
+    // The target exists: replaced only with --force.
+    const r = await runAsync('convert', input, link, '--dtype', 'f16', '--force')
     assert.equal(r.code, 0, r.stderr)
     assert.ok((await lstat(link)).isSymbolicLink(), 'the link is still a link')
     assert.deepEqual(new Uint8Array(await readFile(target)), await expected('F16'))
