@@ -100,6 +100,11 @@ const MODEL = {
   'model.layers.1.mlp.down_proj.weight': { dtype: 'BF16', shape: [32, 8], data: bf16(f32(256, (i) => (i % 17) - 8)) },
 }
 const MODEL_METADATA = { format: 'pt', note: 'README test' }
+/** base.safetensors, for the CLI's diff: model.safetensors before a fine-tune changed lm_head.weight's first value. */
+const BASE_LM_HEAD = LM_HEAD.slice()
+BASE_LM_HEAD[0] = -2.5  // model.safetensors has -3: a change of 0.5, exact in BF16
+/** @type {Tensors} */
+const BASE = { ...MODEL, 'lm_head.weight': { dtype: 'BF16', shape: [4, 8], data: bf16(BASE_LM_HEAD) } }
 /** in.safetensors, for the CLI's convert: floats to cast, an integer tensor to copy. @type {Tensors} */
 const INPUT = {
   'lm_head.weight': { dtype: 'F64', shape: [4, 4], data: Float64Array.from({ length: 16 }, (_, i) => i / 8) },
@@ -149,6 +154,7 @@ before(async () => {
   await writeFile(join(dir, 'model.safetensors'), MODEL, { metadata: MODEL_METADATA })
   PLACEHOLDERS['--sha256 HEX'] = createHash('sha256').update(await readFile(join(dir, 'model.safetensors'))).digest('hex')
   await writeFile(join(dir, 'in.safetensors'), INPUT, { metadata: { format: 'pt' } })
+  await writeFile(join(dir, 'base.safetensors'), BASE, { metadata: MODEL_METADATA })
   await writeFile(join(dir, 'fp8-model.safetensors'), FP8_MODEL)
   await writeBytes(join(dir, 'config.json'), JSON.stringify(FP8_CONFIG))
   /** @type {Record<string, string>} */
@@ -339,8 +345,20 @@ function nameFilter(pattern) {
 /** @param {string[]} args @param {string} flag */
 const flagValue = (args, flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined)
 
+/** The tensors `diff base.safetensors model.safetensors` compares, and those of them that changed. @param {string[]} args */
+function diffNames(args) {
+  const only = flagValue(args, '--only')
+  const names = Object.keys(MODEL).filter(only === undefined ? () => true : nameFilter(only))
+  return { names, changed: names.filter((name) => name === 'lm_head.weight') }
+}
+
+/** A command's exit code when it is not 0: diff's is 1 when the files differ. @type {Record<string, (args: string[]) => number>} */
+const CLI_EXIT_CODES = {
+  diff: (args) => (diffNames(args).changed.length > 0 ? 1 : 0),
+}
+
 /**
- * What each command must do with the files made for it, beyond exiting 0.
+ * What each command must do with the files made for it, beyond exiting 0 (or CLI_EXIT_CODES's code).
  * @type {Record<string, (args: string[], result: Run) => Promise<void>>}
  */
 const CLI_CHECKS = {
@@ -391,6 +409,24 @@ const CLI_CHECKS = {
     const report = JSON.parse(stdout)
     assert.equal(report.ok, true, stdout)
     if (args.includes('--full')) assert.ok(report.checks.length > 2, stdout)
+  },
+  async diff(args, { stdout }) {
+    assert.deepEqual(args.slice(1, 3), ['base.safetensors', 'model.safetensors'])
+    const { names, changed } = diffNames(args)
+    if (!args.includes('--json')) {
+      for (const name of changed) assert.match(stdout, new RegExp(`^values +${name.replace(/\./g, '\\.')} +max \\|B-A\\| 0\\.5 `, 'm'))
+      return void assert.match(stdout, changed.length ? / differ: / : /hold the same \d+ tensors, byte for byte/)
+    }
+    const doc = JSON.parse(stdout)
+    assert.deepEqual([doc.onlyInA, doc.onlyInB, doc.identical], [[], [], names.length - changed.length])
+    assert.deepEqual(doc.changed.map((/** @type {any} */ c) => [c.name, c.kind, c.changedValues]), changed.map((name) => [name, 'values', 1]))
+    if (changed.length === 0) return
+    // One value of 32 moved by 0.5: max 0.5, mean 0.5 / 32, relative 0.5 / ||base||.
+    const norm = Math.sqrt(BASE_LM_HEAD.reduce((n, x) => n + x * x, 0))
+    const [c] = doc.changed
+    assert.equal(c.maxAbsDiff, 0.5)
+    assert.equal(c.meanAbsDiff, 0.5 / 32)
+    assert.ok(Math.abs(c.relativeChange - 0.5 / norm) < 1e-15, `relativeChange ${c.relativeChange}`)
   },
 }
 
@@ -624,7 +660,7 @@ const CHECKS = {
           assert.ok(check, `no check for the command ${args[0]} (README.md:${block.line}): add one to CLI_CHECKS`)
           t.diagnostic(`npx safetensors-wasm ${args.join(' ')}  (as node js/cli/main.js)`)
           const result = await run([CLI, ...args])
-          assert.equal(result.code, 0, `safetensors-wasm ${args.join(' ')}\n${result.stdout}${result.stderr}`)
+          assert.equal(result.code, CLI_EXIT_CODES[args[0]]?.(args) ?? 0, `safetensors-wasm ${args.join(' ')}\n${result.stdout}${result.stderr}`)
           await check(args, result)
         }
       }
