@@ -2,12 +2,13 @@
  * `diff <a> <b> [--json] [--only PATTERN]... [--chunk-bytes N]`: what changed from checkpoint A to
  * checkpoint B (each a path, URL, hf:// address or sharded set's index, as the other commands take).
  *
- * Tensors are matched by name: those only in A, only in B, those whose shape or dtype changed
- * (no values read; each list in A's order, a sharded set's in its index's, onlyInB in B's), and those of the same shape and dtype, whose bytes are read from both sides
- * in step, piece by piece (f.chunks: two pieces per side in the wasm heap, plus 256 KiB of
+ * Tensors are matched by name (the lists in A's order, a sharded set's in its index's; onlyInB
+ * in B's): those only in A, only in B, those whose shape or dtype changed (no values read), and
+ * those of the same shape and dtype, whose bytes are read from both sides in step, piece by piece (f.chunks: two pieces per side in the wasm heap, plus 256 KiB of
  * float32 scratch per side for the dtypes decoded in the core), so a tensor of any size compares
  * in bounded memory. Each pair of pieces is compared byte for byte first; only a pair that
- * differs has its values compared. A tensor whose bytes are all the same is `identical`; one
+ * differs has its values compared (a pair that is the same adds A's values to ||A|| alone, which
+ * a later pair that differs needs). A tensor whose bytes are all the same is `identical`; one
  * whose bytes differ is changed (`kind: 'values'`) with:
  * - maxAbsDiff, meanAbsDiff: the largest and the mean |b - a| over the elements where both values
  *   are finite (the mean counts the equal ones too);
