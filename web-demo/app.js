@@ -12,11 +12,12 @@ import { TensorBrowser } from './modules/browser.js'
 import { isAwkward, renderAwkward } from './modules/awkward-view.js'
 import { CONFIG_NAME, configAmong, configUrlBeside, fetchConfig, hubConfigUrl, quantizationOption } from './modules/config.js'
 import { byId, el, visible } from './modules/dom.js'
-import { describeError, errorCard } from './modules/errors.js'
+import { describeError, errorCard, shardFailuresCard } from './modules/errors.js'
 import { escapeInvisible } from './modules/format.js'
-import { fileLink, hubAddress, isHubAddress, openLocal, openUrl } from './modules/model.js'
+import { completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, openLocal, openUrl } from './modules/model.js'
 import { HF_ENDPOINT } from '../js/io/hf.js'
 import { NetworkMeter } from './modules/network.js'
+import { readHeaders, readShard } from './modules/shard-headers.js'
 import { renderSummary } from './modules/summary.js'
 import { Tasks } from './modules/task.js'
 import { TensorView } from './modules/tensor-view.js'
@@ -55,14 +56,38 @@ const view = new TensorView(byId('tensor-view'), tasks, (row) => {
   browser.select(row?.name ?? null, Boolean(row?.partOf))
   setAddress(row?.name ?? null)
 })
-const browser = new TensorBrowser(byId('tensors'), (name, part) => {
-  const row = part ? findPart(name) : model?.rows.find((r) => r.name === name)
-  if (row) view.show(row)
-})
+const browser = new TensorBrowser(byId('tensors'), (name, part) => { pick(name, part) })
 
-/** The row of a quantized weight's part, by its stored name. @param {string} name */
+/**
+ * Shows a tensor (or a quantized weight's part); one of a sharded set whose shard header is not
+ * read yet has it read first.
+ * @param {string} name @param {boolean} [part]
+ */
+async function pick(name, part = false) {
+  const opened = model
+  const rows = /** @type {import('./modules/model.js').Row[]} */ (opened?.rows ?? [])
+  const row = part ? findPart(name) : rows.find((r) => r.name === name)
+  if (!row || !opened) return
+  if (row.pending && row.shard && opened.headers) {
+    const shard = row.shard
+    const read = await tasks.run(`Reading the header of ${shard}`, async (signal) => {
+      await readShard(opened, shard, signal)
+      return true
+    })
+    if (model !== opened) return
+    browser.update()
+    if (!headerRun) showHeaderProgress(opened, headerEnd)
+    if (!read) return
+  }
+  await view.show(row)
+}
+
+/**
+ * The row of a quantized weight's part, by its stored name.
+ * @param {string} name @returns {import('./modules/model.js').Row | null}
+ */
 function findPart(name) {
-  for (const r of model?.rows ?? []) {
+  for (const r of /** @type {import('./modules/model.js').Row[]} */ (model?.rows ?? [])) {
     const part = r.quant?.parts.find((p) => p.name === name)
     if (part) return part
   }
@@ -71,6 +96,10 @@ function findPart(name) {
 
 /** @type {import('./modules/model.js').Model | null} */
 let model = null
+/** The reading of the open sharded set's shard headers, while it runs. @type {AbortController | null} */
+let headerRun = null
+/** How the last reading of shard headers ended. @type {'done' | 'stopped'} */
+let headerEnd = 'done'
 /** The URL or hf:// address of the open file, for the address bar (null for a local file). @type {string | null} */
 let openedUrl = null
 
@@ -146,6 +175,8 @@ function clearMessages() {
 async function discard() {
   const previous = model
   model = null
+  headerRun?.abort()
+  headerRun = null
   openedUrl = null
   view.setModel(null)
   ui.summary.hidden = true
@@ -163,7 +194,7 @@ async function discard() {
  */
 function show(next) {
   model = next
-  meter.setTotal(next.byteLength)
+  meter.setTotal(Number.isNaN(next.byteLength) ? null : next.byteLength)
   ui.empty.hidden = true
   renderSummary(ui.summary, next)
   if (next.kind === 'file' && isAwkward(next.metadata)) {
@@ -177,6 +208,126 @@ function show(next) {
   browser.setRows(next.rows, next.kind === 'sharded')
   ui.workspace.hidden = false
   document.title = `${escapeInvisible(next.label)} · safetensors inspector`
+  setBusy(Boolean(next.headers && !next.headers.complete))
+}
+
+/** Marks the summary as incomplete while shard headers are read (tests wait for it to be whole). @param {boolean} busy */
+function setBusy(busy) {
+  if (busy) ui.summary.setAttribute('aria-busy', 'true')
+  else ui.summary.removeAttribute('aria-busy')
+}
+
+/**
+ * The line under the filter about the shard headers.
+ * @param {import('./modules/model.js').Model} m @param {'reading' | 'done' | 'stopped'} state
+ */
+function showHeaderProgress(m, state) {
+  const h = /** @type {import('./modules/model.js').HeaderState} */ (m.headers)
+  browser.showHeaders({
+    loaded: h.read.size, total: h.total, failed: h.failed.size, state,
+    cancel: () => headerRun?.abort(),
+    resume: () => { loadHeaders(m, { notes: [], tensor: null }) },
+  })
+}
+
+/**
+ * Reads a sharded set's shard headers after its names are shown, redrawing the rows as they fill
+ * in (at most every REDRAW ms); once all are in, makes the summary whole and folds quantized
+ * weights. A cancel keeps what was read; shards that fail are listed in the error area.
+ * @param {import('./modules/model.js').Model} m
+ * @param {{ notes: string[], tensor: string | null }} then quantization notes to show, a tensor to select, once whole
+ */
+async function loadHeaders(m, then) {
+  headerRun?.abort()
+  const controller = new AbortController()
+  headerRun = controller
+  const h = /** @type {import('./modules/model.js').HeaderState} */ (m.headers)
+  setBusy(true)
+  showHeaderProgress(m, 'reading')
+  let timer = /** @type {ReturnType<typeof setTimeout> | null} */ (null)
+  let pause = REDRAW
+  try {
+    await readHeaders(m, {
+      signal: controller.signal,
+      onShard: () => {
+        if (model !== m) return
+        showHeaderProgress(m, 'reading')
+        timer ??= setTimeout(() => {
+          timer = null
+          if (model !== m) return
+          // A redraw that takes a while (re-sorting 500,000 rows by size) waits longer before the next.
+          const start = performance.now()
+          browser.update()
+          pause = Math.max(REDRAW, 4 * (performance.now() - start))
+        }, pause)
+      },
+    })
+  } catch (error) {
+    if (!controller.signal.aborted) showError(error)
+  } finally {
+    if (timer) clearTimeout(timer)
+  }
+  if (model !== m) return
+  if (headerRun === controller) headerRun = null
+  if (h.read.size === h.total) {
+    const previous = m.rows
+    try {
+      await completeSharded(m, controller.signal)
+    } catch (error) {
+      if (!controller.signal.aborted) showError(error)
+    }
+    if (model !== m) return
+    // Shards that failed before and were read on a second try are no error any more.
+    if (ui.error.querySelector('.shard-failures')) ui.error.hidden = true
+    renderSummary(ui.summary, m)
+    if (!Number.isNaN(m.byteLength)) meter.setTotal(m.byteLength)
+    if (m.rows !== previous) browser.replaceRows(m.rows)
+    else browser.update({ tree: true })
+    showQuantNotes(m, then.notes)
+  } else {
+    renderSummary(ui.summary, m)
+    browser.update({ tree: true })
+    if (h.failed.size > 0) showShardFailures(h.failed, h.total)
+  }
+  headerEnd = controller.signal.aborted && h.read.size < h.total ? 'stopped' : 'done'
+  showHeaderProgress(m, headerEnd)
+  setBusy(false)
+  if (then.tensor) selectNamed(then.tensor)
+}
+
+/** Redraws of the rows while shard headers arrive: at most one per this many ms (and per four
+ * times as long as the last one took). */
+const REDRAW = 250
+
+/** @param {Map<string, unknown>} failed @param {number} total */
+function showShardFailures(failed, total) {
+  ui.notice.hidden = true
+  ui.error.replaceChildren(...shardFailuresCard(failed, total, () => { ui.error.hidden = true }))
+  ui.error.hidden = false
+}
+
+/** Selects a tensor (or a part) by its name, or says there is none. @param {string} tensor */
+function selectNamed(tensor) {
+  if (model?.rows.some((r) => r.name === tensor)) pick(tensor)
+  else if (findPart(tensor)) pick(tensor, true)
+  else showNotice(`This file has no tensor named “${escapeInvisible(tensor)}”.`)
+}
+
+/**
+ * After a file is shown: a single file's quantization notes and the tensor asked for at once; a
+ * sharded set's shard headers read next, the tensor selected at once unless quantized weights
+ * may fold (its row is then the folded one, once all headers are in).
+ * @param {import('./modules/model.js').Model} opened @param {string[]} notes @param {string | null | undefined} tensor
+ */
+function afterShow(opened, notes, tensor) {
+  showQuantNotes(opened, notes)
+  if (!opened.headers) {
+    if (tensor) selectNamed(tensor)
+    return
+  }
+  const later = tensor && (opened.config.used || looksQuantized(opened.stored.map((r) => r.name))) ? tensor : null
+  loadHeaders(opened, { notes, tensor: later })
+  if (tensor && !later) selectNamed(tensor)
 }
 
 /**
@@ -229,9 +380,8 @@ async function openRemote(src, access, tensor, configUrl, configHeaders) {
   meter.reset('http')
   /** @type {string[]} */
   const notes = []
-  const opened = await tasks.run(`Opening ${src}`, (signal, progress) => openUrl(src, {
+  const opened = await tasks.run(`Opening ${src}`, (signal) => openUrl(src, {
     ...access, fetch: meter.fetch, signal,
-    onShards: (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`),
     findConfig: async () => {
       const read = configUrl ? await fetchConfig(configUrl, { headers: configHeaders, signal }) : null
       if (read?.note) notes.push(read.note)
@@ -240,10 +390,7 @@ async function openRemote(src, access, tensor, configUrl, configHeaders) {
   }))
   if (!opened) return
   show(opened)
-  showQuantNotes(opened, notes)
-  const row = tensor ? opened.rows.find((r) => r.name === tensor) ?? findPart(tensor) : null
-  if (row) await view.show(row)
-  else if (tensor) showNotice(`This file has no tensor named “${escapeInvisible(tensor)}”.`)
+  afterShow(opened, notes, tensor)
 }
 
 /** @param {File[]} given one file, or a sharded set's index with its shards; and a config.json */
@@ -257,13 +404,11 @@ async function openFromFiles(given) {
     return
   }
   const index = files.find((file) => file.name.endsWith('.index.json'))
-  const opened = await tasks.run(`Opening ${(index ?? files[0]).name}`, (signal, progress) =>
-    openLocal(files, (s) => meter.countingSource(s), signal,
-      (done, total) => progress(done, total, `Reading the shard headers: ${done} of ${total}`),
-      { config: quantizationOption(read.config), from: read.from }))
+  const opened = await tasks.run(`Opening ${(index ?? files[0]).name}`, (signal) =>
+    openLocal(files, (s) => meter.countingSource(s), signal, { config: quantizationOption(read.config), from: read.from }))
   if (!opened) return
   show(opened)
-  showQuantNotes(opened, read.note ? [read.note] : [])
+  afterShow(opened, read.note ? [read.note] : [], null)
 }
 
 /**
@@ -331,7 +476,9 @@ document.addEventListener('drop', (e) => {
 })
 
 document.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape' && tasks.busy) tasks.cancel()
+  if (e.key !== 'Escape') return
+  if (tasks.busy) tasks.cancel()
+  else headerRun?.abort()
 })
 
 view.clear()

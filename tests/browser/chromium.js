@@ -56,7 +56,10 @@ export async function newPage(browser, options = {}) {
   }
 }
 
-/** Waits until the inspector shows an opened file. @param {import('playwright-core').Page} page */
+/**
+ * Waits until the inspector shows an opened file whole (a sharded set's summary is busy while its
+ * shard headers are read). @param {import('playwright-core').Page} page
+ */
 export async function waitOpened(page) {
-  await page.waitForSelector('#summary:not([hidden])', { timeout: 15_000 })
+  await page.waitForSelector('#summary:not([hidden]):not([aria-busy="true"])', { timeout: 15_000 })
 }

@@ -96,8 +96,9 @@ test('100,000 names: the table shows at once and the tree is built only on its t
   // The tree of 100,000 groups takes seconds to build: it waits until its tab is shown.
   await page.waitForSelector('#panel-table tbody tr', { timeout: 15_000 })
   assert.equal(await page.textContent('#tensor-count'), '100,000 tensors')
-  assert.equal(await page.locator('#panel-table tbody tr').count(), 2000)
-  assert.equal(await page.textContent('.table-note'), 'Showing the first 2,000 of 100,000 tensors: filter to narrow them down.')
+  // Every row can be scrolled to; only those in view are drawn (tests/browser/inspector-scale.test.js).
+  assert.ok(await page.locator('#panel-table tbody tr').count() < 200)
+  assert.equal(await page.getAttribute('#panel-table table', 'aria-rowcount'), '100001')
   assert.equal(await treeNodes(page), 0, 'no tree before its tab is shown')
   await shoot(page, 'hostile-many-table')
 

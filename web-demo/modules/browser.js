@@ -1,55 +1,24 @@
 /**
  * The tensors panel: a filter box and two views of the same rows, a table and a tree, as tabs.
  * The tree is built only while its tab is shown (a file may hold 500,000 names); a filter matches
- * against names lower-cased once per file, waits for a pause in typing on large files, and each
- * view draws only its first matches.
+ * against names lower-cased once per file (row-order.js), in one loop over them, and waits for a
+ * pause in typing on large files.
+ *
+ * A sharded set's rows come from its index at once; while its shard headers are read, a line
+ * under the filter counts them (with Cancel, and a way to go on after a cancel or a failure),
+ * and each batch of headers that arrives redraws the rows in view (refresh).
  */
 import { el } from './dom.js'
 import { formatCount } from './format.js'
+import { lowered, matching } from './row-order.js'
 import { TensorTable } from './table.js'
 import { TensorTree } from './tree.js'
 
-/** @typedef {import('./model.js').Row} Row */
-
 /**
- * The rows that match every word of the filter, as a mask by `order`: a word matches a name or
- * shard containing it, or a dtype equal to it (case-insensitive); a quantized weight's name
- * counts its parts' names, its dtype is its scheme's name.
- * @param {Row[]} rows @param {Lowered} lower @param {string[]} words lower-case, at least one
- * @returns {{ mask: Uint8Array, count: number }}
+ * @typedef {import('./model.js').Row} Row
+ * @typedef {{ loaded: number, total: number, failed: number, state: 'reading' | 'done' | 'stopped',
+ *   cancel: () => void, resume: () => void }} HeaderProgress
  */
-function matching(rows, lower, words) {
-  const mask = new Uint8Array(lower.size)
-  let count = 0
-  for (let i = 0; i < rows.length; i++) {
-    const name = lower.names[i]
-    const shard = lower.shards[i]
-    const dtype = lower.dtypes[i]
-    if (words.every((w) => name.includes(w) || dtype === w || (shard !== '' && shard.includes(w)))) {
-      mask[rows[i].order] = 1
-      count++
-    }
-  }
-  return { mask, count }
-}
-
-/**
- * The rows' names, shards and dtypes lower-cased once per file, and the size of a mask by
- * `order` (model.js numbers rows from 0 in file or index order).
- * @typedef {{ names: string[], shards: string[], dtypes: string[], size: number }} Lowered
- */
-
-/** @param {Row[]} rows @returns {Lowered} */
-function lowered(rows) {
-  let size = 0
-  for (const r of rows) size = Math.max(size, r.order + 1)
-  return {
-    names: rows.map((r) => (r.quant ? [r.name, ...r.quant.parts.map((p) => p.name)].join('\n') : r.name).toLowerCase()),
-    shards: rows.map((r) => (r.shard ?? '').toLowerCase()),
-    dtypes: rows.map((r) => r.dtype.toLowerCase()),
-    size,
-  }
-}
 
 export class TensorBrowser {
   /**
@@ -59,7 +28,6 @@ export class TensorBrowser {
   constructor(section, onSelect) {
     /** @type {Row[]} */
     this.rows = []
-    /** @type {Lowered} */
     this.lower = lowered([])
     /** @type {Uint8Array | null} the rows the filter keeps, by order (null: all) */
     this.mask = null
@@ -74,6 +42,16 @@ export class TensorBrowser {
       'aria-describedby': 'tensor-count',
     }))
     this.count = el('span', { id: 'tensor-count', class: 'muted', 'aria-live': 'polite' })
+    this.headers = {
+      line: el('div', { id: 'headers-status', class: 'headers-status', role: 'status', hidden: true }),
+      text: el('span', { id: 'headers-text' }),
+      bar: /** @type {HTMLProgressElement} */ (el('progress', { id: 'headers-progress', max: '1', 'aria-labelledby': 'headers-text' })),
+      button: /** @type {HTMLButtonElement} */ (el('button', { id: 'headers-button', type: 'button', class: 'small-button', text: 'Cancel' })),
+      /** @type {(() => void) | null} */
+      action: null,
+    }
+    this.headers.button.addEventListener('click', () => this.headers.action?.())
+    this.headers.line.append(this.headers.text, this.headers.bar, this.headers.button)
     this.tabs = /** @type {const} */ (['table', 'tree']).map((view) => el('button', {
       type: 'button', role: 'tab', id: `tab-${view}`, 'aria-controls': `panel-${view}`,
       'aria-selected': String(view === 'table'), tabindex: view === 'table' ? '0' : '-1',
@@ -92,13 +70,13 @@ export class TensorBrowser {
       this.tabs[next === 'table' ? 0 : 1].focus()
     })
     this.current = 'table'
-    // Redrawing thousands of rows per keystroke lags: wait for a pause in typing then (longer
-    // for a file whose filter takes a while: matching 500,000 names, the tree's pass).
+    // Large files: wait for a pause in typing (the tree's pass over 500,000 names is slower than
+    // the filter's).
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer
     this.search.addEventListener('input', () => {
       clearTimeout(timer)
-      if (this.rows.length > 1000) timer = setTimeout(() => this.#refresh(), this.rows.length > 100_000 ? 300 : 150)
+      if (this.rows.length > 1000) timer = setTimeout(() => this.#refresh(), this.rows.length > 100_000 ? 200 : 100)
       else this.#refresh()
     })
     this.search.addEventListener('keydown', (e) => {
@@ -113,6 +91,7 @@ export class TensorBrowser {
         el('label', { for: 'tensor-filter', class: 'visually-hidden', text: 'Filter tensors' }),
         el('span', { class: 'filter-icon', 'aria-hidden': 'true' }),
         this.search, this.count),
+      this.headers.line,
       this.panels.table, this.panels.tree,
     )
   }
@@ -126,8 +105,59 @@ export class TensorBrowser {
     this.table.sort = { key: 'byteOffset', direction: 1 }
     this.table.setRows(rows, sharded)
     this.tree.setRows(rows)
+    this.headers.line.hidden = true
     this.select(null)
     this.#refresh()
+  }
+
+  /**
+   * Takes new rows for the same file (a sharded set's quantized weights folded once every header
+   * is in), keeping the filter, the order and the selection.
+   * @param {Row[]} rows
+   */
+  replaceRows(rows) {
+    const { selected, selectedPart } = this.table
+    this.rows = rows
+    this.lower = lowered(rows)
+    this.table.setRows(rows, this.sharded)
+    this.tree.setRows(rows)
+    this.update({ tree: true })
+    this.select(selected, selectedPart)
+  }
+
+  /**
+   * The rows' values changed (shard headers arrived): the table shows them and the filter applies
+   * to them at once; the tree, slower to draw, when `tree` is set (the last headers) or when its
+   * tab is next shown.
+   * @param {{ tree?: boolean }} [options]
+   */
+  update(options = {}) {
+    this.mask = this.#match()
+    this.table.refresh(this.mask)
+    this.treeDrawn = false
+    if (this.current === 'tree' && options.tree) this.#drawTree()
+  }
+
+  /** @param {HeaderProgress} p what the line under the filter says about the shard headers */
+  showHeaders(p) {
+    const h = this.headers
+    const failed = p.failed ? `; ${formatCount(p.failed)} could not be read (listed above)` : ''
+    h.line.hidden = p.state === 'done' && p.failed === 0
+    h.bar.max = Math.max(1, p.total)
+    h.bar.value = p.loaded
+    h.bar.hidden = p.state !== 'reading'
+    if (p.state === 'reading') {
+      h.text.textContent = `Reading the shard headers: ${formatCount(p.loaded)} of ${formatCount(p.total)}${failed}`
+      h.button.textContent = 'Cancel'
+      h.action = p.cancel
+    } else {
+      const stopped = p.state === 'stopped' ? 'Stopped: ' : ''
+      h.text.textContent = `${stopped}${formatCount(p.loaded)} of ${formatCount(p.total)} shard headers read${failed}. ` +
+        'The other shards’ tensors are listed from the index; selecting one reads its shard.'
+      h.button.textContent = p.failed ? 'Try again' : 'Read the rest'
+      h.action = p.resume
+    }
+    h.line.dataset.state = p.state
   }
 
   /** @param {'table' | 'tree'} view */
@@ -149,13 +179,28 @@ export class TensorBrowser {
     this.tree.select(name, part)
   }
 
+  /** The filter's words, lower-case. */
+  #words() {
+    return this.search.value.toLowerCase().split(/\s+/).filter(Boolean)
+  }
+
+  /** The filter's mask (null: no filter), counted into the count line; timed as `tensor-browser:filter`. */
+  #match() {
+    const words = this.#words()
+    if (words.length === 0) {
+      this.count.textContent = `${formatCount(this.rows.length)} ${this.rows.length === 1 ? 'tensor' : 'tensors'}`
+      return null
+    }
+    const start = performance.now()
+    const { mask, count } = matching(this.rows, this.lower, words)
+    performance.measure('tensor-browser:filter', { start, detail: { words, rows: this.rows.length, count } })
+    this.count.textContent = `${formatCount(count)} of ${formatCount(this.rows.length)}`
+    return mask
+  }
+
   #refresh() {
-    const words = this.search.value.toLowerCase().split(/\s+/).filter(Boolean)
-    const { mask, count } = words.length ? matching(this.rows, this.lower, words) : { mask: null, count: this.rows.length }
-    this.mask = mask
-    this.count.textContent = words.length ? `${formatCount(count)} of ${formatCount(this.rows.length)}` : `${formatCount(this.rows.length)} tensors`
-    this.table.filter(mask)
-    this.table.select(this.table.selected)
+    this.mask = this.#match()
+    this.table.filter(this.mask)
     this.treeDrawn = false
     if (this.current === 'tree') this.#drawTree()
   }

@@ -105,3 +105,32 @@ export function errorCard(error, onDismiss) {
     el('p', { class: 'error-message mono' }, ...visible(d.message, { multiline: true })),
   ].filter((node) => node !== null))
 }
+
+/** Failing shards listed at most; a line says how many more. */
+const LISTED_SHARDS = 20
+
+/**
+ * The error card for a sharded set some of whose shard headers could not be read: how many,
+ * and each one with its code and message. The names of their tensors stay listed (from the index).
+ * @param {Map<string, unknown>} failed shard path -> what reading it threw
+ * @param {number} total the set's shards
+ * @param {() => void} onDismiss
+ */
+export function shardFailuresCard(failed, total, onDismiss) {
+  const n = failed.size
+  const items = [...failed].sort((a, b) => (a[0] < b[0] ? -1 : 1)).slice(0, LISTED_SHARDS).map(([path, error]) => {
+    const d = describeError(error)
+    return el('li', { class: 'shard-failure' },
+      el('span', { class: 'mono' }, ...visible(path)), ' ',
+      d.code ? el('code', { class: 'error-code', text: d.code }) : null, ' ',
+      el('span', { class: 'error-message' }, ...visible(d.message)))
+  })
+  if (n > LISTED_SHARDS) items.push(el('li', { class: 'muted', text: `and ${formatCount(n - LISTED_SHARDS)} more` }))
+  return /** @type {HTMLElement[]} */ ([
+    el('div', { class: 'error-head' },
+      el('strong', { class: 'error-title', text: `${formatCount(n)} of ${formatCount(total)} shard ${total === 1 ? 'header' : 'headers'} could not be read` }),
+      el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss this message', onclick: onDismiss, text: '×' })),
+    el('p', { class: 'error-hint', text: `Their tensors are still listed, by name, from the index; their dtype, shape and size are unknown. ${n === 1 ? 'It' : 'Each'} failed with:` }),
+    el('ul', { class: 'shard-failures' }, items),
+  ])
+}

@@ -2,6 +2,10 @@
  * What the page shows of an opened file: one object for a single file and a sharded set alike,
  * built with the package's public API and js/overview.js (what the CLI's inspect shows too).
  *
+ * A sharded set is shown from its index at once: a row per name, `pending` until its shard's
+ * header arrives (shard-headers.js fills it in), and the summary's sizes and counts once every
+ * header is in (completeSharded). Nothing waits for 300 headers before the names show.
+ *
  * A quantized checkpoint's weights (f.quantized()) are listed once, by logical name: their row
  * carries the scheme and the logical shape, and their parts (the stored tensors: packed values,
  * scales, zero points...) are folded under it instead of being rows of their own. A checkpoint
@@ -13,10 +17,13 @@ import { overview } from '../../js/overview.js'
 
 /**
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
- * @typedef {import('../../js/overview.js').Row & { quant?: QuantRow, partOf?: string, role?: string }} Row
+ * @typedef {import('../../js/overview.js').Row & { quant?: QuantRow, partOf?: string, role?: string,
+ *   pending?: boolean, missing?: boolean }} Row
  *   quant: on a quantized weight's row (its `dtype` is then the scheme's name, its `shape` the
  *   logical shape, `elements` the logical count, `byteLength` the sum of its parts'); partOf and
- *   role: on a part's row, the logical weight it belongs to and its role
+ *   role: on a part's row, the logical weight it belongs to and its role; pending: a sharded
+ *   set's row whose shard header is not read yet (dtype '', shape [], numbers NaN); missing: its
+ *   shard's header was read and has no such tensor (still pending)
  * @typedef {{ scheme: string, details: Record<string, unknown>, parts: Row[] }} QuantRow
  * @typedef {import('../../js/quant/detect.js').QuantizedWeight} QuantEntry
  * @typedef {import('../../js/overview.js').ShardSummary} ShardSummary
@@ -25,20 +32,25 @@ import { overview } from '../../js/overview.js'
  *   rows: Row[], stored: Row[], quantized: QuantEntry[], quantError: unknown,
  *   parameters: { total: number, byDtype: Record<string, number>, byScheme?: Record<string, number> },
  *   config: { from: string | null, used: boolean },
+ *   headers: HeaderState | null, shardRows: Map<string, Row[]> | null,
  * }} Model
  *   rows: what the tensor list shows (plain tensors and quantized weights, parts folded);
- *   stored: every stored tensor; quantError: what quantized() threw, or null
+ *   stored: every stored tensor; quantError: what quantized() threw, or null; headers: a sharded
+ *   set's shard headers read so far (null for a single file); shardRows: each shard's rows
+ * @typedef {{ read: Set<string>, failed: Map<string, unknown>, total: number, complete: boolean }} HeaderState
+ *   read: the shards whose rows are filled in; failed: those that could not be read, and why;
+ *   complete: every header read and the summary made whole (completeSharded)
  */
 
 /** @typedef {{ config: Record<string, unknown> | undefined, from: string | null }} ConfigUse */
 
 /**
- * Opens a URL or a Hub address (hf://...): a single file, or a sharded set whose shard headers
- * are then all fetched. `token` and `endpoint` are for Hub addresses (the token goes to the Hub
- * only); `headers` for URLs.
+ * Opens a URL or a Hub address (hf://...): a single file, or a sharded set (its index: the
+ * shard headers are read afterwards, see shard-headers.js). `token` and `endpoint` are for Hub
+ * addresses (the token goes to the Hub only); `headers` for URLs.
  * @param {string} href absolute URL, or hf://org/repo[@revision][/path]
  * @param {{ fetch: (input: string, init?: RequestInit) => Promise<Response>, headers?: Record<string, string>,
- *   token?: string, endpoint?: string, signal: AbortSignal, onShards?: (done: number, total: number) => void,
+ *   token?: string, endpoint?: string, signal: AbortSignal,
  *   findConfig?: () => Promise<ConfigUse> }} options  findConfig: the quantization config beside
  *   the file, asked for when the file looks quantized
  * @returns {Promise<Model>}
@@ -70,7 +82,7 @@ export async function openUrl(href, options) {
     // A name with a bare % (100%.safetensors) is not percent-encoding: shown as it is.
     const label = hub ? href.replace(/^hf:\/\//i, '') : safeDecode(new URL(href).pathname.split('/').pop() || href)
     const source = hub ? 'hub' : 'url'
-    if (f instanceof ShardedFile) return await shardedModel(f, label, options.signal, options.onShards, source, config)
+    if (f instanceof ShardedFile) return shardedModel(f, label, source, config)
     return await fileModel(/** @type {SafetensorsFile} */ (f), label, source, config)
   } catch (error) {
     await f.close()
@@ -125,11 +137,10 @@ export function isQuantError(error) {
  * @param {File[]} files
  * @param {(source: import('../../js/index.js').ByteSource) => import('../../js/index.js').ByteSource} wrap
  * @param {AbortSignal} signal
- * @param {(done: number, total: number) => void} [onShards]
  * @param {ConfigUse} [config] the quantization config given with the files
  * @returns {Promise<Model>}
  */
-export async function openLocal(files, wrap, signal, onShards, config = { config: undefined, from: null }) {
+export async function openLocal(files, wrap, signal, config = { config: undefined, from: null }) {
   const index = files.find((file) => file.name.endsWith('.index.json'))
   if (index) {
     // The index names shards by path; a drop or a picker gives file names only.
@@ -146,13 +157,7 @@ export async function openLocal(files, wrap, signal, onShards, config = { config
       throw new SafetensorsError('ShardMissing', `${index.name} names ${missing.length === 1 ? 'a shard' : 'shards'} ` +
         `not among the files given: ${missing.join(', ')}. Choose or drop the index together with its shards.`)
     })
-    const f = /** @type {ShardedFile} */ (opened.file)
-    try {
-      return await shardedModel(f, index.name, signal, onShards, 'local', opened.config)
-    } catch (error) {
-      await f.close()
-      throw error
-    }
+    return shardedModel(/** @type {ShardedFile} */ (opened.file), index.name, 'local', opened.config)
   }
   if (files.length > 1) {
     throw new SafetensorsError('UnsupportedSource', `${files.length} files given: choose one .safetensors file, ` +
@@ -178,20 +183,82 @@ export async function openLocal(files, wrap, signal, onShards, config = { config
  */
 async function fileModel(f, label, source, config) {
   const o = await overview(f)
-  return withQuantized({ label, source, file: f, ...o }, () => /** @type {any} */ (f).quantized?.(), config)
+  return withQuantized({ label, source, file: f, ...o, headers: null, shardRows: null }, () => /** @type {any} */ (f).quantized?.(), config)
+}
+
+/** The shape of a pending row: none yet. */
+const NO_SHAPE = /** @type {number[]} */ (/** @type {unknown} */ (Object.freeze([])))
+
+/**
+ * A sharded set as its index gives it: a pending row per name (its shard known, nothing else),
+ * the sizes and counts that need the shard headers unknown (NaN) until completeSharded.
+ * @param {ShardedFile} f @param {string} label @param {Model['source']} source
+ * @param {Model['config'] & { refused: unknown }} config
+ * @returns {Model}
+ */
+function shardedModel(f, label, source, config) {
+  const names = f.names
+  const paths = f.shards
+  /** @type {Map<string, Row[]>} */
+  const shardRows = new Map(paths.map((path) => [path, []]))
+  /** @type {Row[]} */
+  const rows = new Array(names.length)
+  for (let order = 0; order < names.length; order++) {
+    const name = names[order]
+    const shard = f.shardOf(name)
+    const r = /** @type {Row} */ (/** @type {unknown} */ ({
+      name, dtype: '', shape: NO_SHAPE, byteOffset: NaN, byteLength: NaN, elements: NaN, shard, order, part: null, pending: true,
+    }))
+    rows[order] = r
+    shardRows.get(shard)?.push(r)
+  }
+  return {
+    kind: 'sharded', label, source, file: f, byteLength: NaN, headerLength: NaN,
+    metadata: f.metadata, shardMetadata: null,
+    shards: paths.map((path) => ({ path, byteLength: NaN, headerLength: NaN, tensors: shardRows.get(path)?.length ?? 0, metadata: null })),
+    rows, stored: rows, parameters: { total: NaN, byDtype: {} }, quantized: [], quantizedError: null, quantError: config.refused,
+    config: { from: config.from, used: config.used },
+    headers: { read: new Set(), failed: new Map(), total: paths.length, complete: false }, shardRows,
+  }
 }
 
 /**
- * Reads every shard's header and joins them into one table (js/overview.js, as the CLI's inspect).
- * @param {ShardedFile} f @param {string} label @param {AbortSignal} signal
- * @param {((done: number, total: number) => void) | undefined} onShards
- * @param {Model['source']} source
- * @param {Model['config'] & { refused: unknown }} config
- * @returns {Promise<Model>}
+ * Makes a sharded set's model whole once every shard header is read: sizes, header lengths,
+ * shard summaries, parameters (as js/overview.js counts them for the CLI) and quantized weights,
+ * folded into their rows. Changes `model` in place (the page holds it); its `rows` may be new.
+ * @param {Model} model @param {AbortSignal} signal
  */
-async function shardedModel(f, label, signal, onShards, source, config) {
-  const o = await overview(f, { signal, onProgress: onShards && (({ loaded, total }) => onShards(loaded, total)) })
-  return withQuantized({ label, source, file: f, ...o }, () => /** @type {any} */ (f).quantized?.(), config)
+export async function completeSharded(model, signal) {
+  const f = /** @type {ShardedFile} */ (model.file)
+  const files = await Promise.all(f.shards.map((path) => f.shard(path, { signal })))  // read: no request
+  const shards = f.shards.map((path, i) => ({
+    path, byteLength: files[i].byteLength, headerLength: files[i].headerLength,
+    tensors: model.shardRows?.get(path)?.length ?? 0, metadata: files[i].metadata,
+  }))
+  const first = JSON.stringify(files[0]?.metadata ?? null)
+  const same = files.every((file) => JSON.stringify(file.metadata) === first)
+  const parameters = await f.parameterCount({ signal })
+  const stored = model.stored
+  /** @type {QuantEntry[]} */
+  let quantized = []
+  /** @type {unknown} */
+  let quantizedError = null
+  try {
+    quantized = await f.quantized({ signal })
+  } catch (error) {
+    if (!isQuantError(error)) throw error
+    quantizedError = error
+  }
+  // (Rows keep `part` null: the page folds parts under their weight instead, foldParts.)
+  const base = {
+    ...model, rows: stored, quantized, quantizedError, parameters, shards, shardMetadata: same ? files[0]?.metadata ?? null : null,
+    byteLength: shards.reduce((n, s) => n + s.byteLength, 0), headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
+  }
+  const whole = await withQuantized(base, () => undefined, { ...model.config, refused: model.quantError })
+  Object.assign(model, whole)
+  const headers = /** @type {HeaderState} */ (model.headers)
+  headers.complete = true
+  return model
 }
 
 /**

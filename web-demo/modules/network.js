@@ -23,6 +23,9 @@ export class NetworkMeter {
   log = []
   /** Bumped by reset: requests of a file opened before do not count any more. */
   generation = 0
+  /** Whether the request log is open: its rows are drawn only then (hundreds of shard requests
+   * stream at once, and the panel is redrawn every frame while they do). */
+  logOpen = false
 
   /** @param {HTMLElement} element */
   constructor(element) {
@@ -184,23 +187,34 @@ export class NetworkMeter {
     e.dataset.requests = String(this.requests)
     e.dataset.total = this.total === null ? '' : String(this.total)
     const fraction = this.total ? Math.min(1, this.bytes / this.total) : 0
-    // Rebuilding keeps the markup simple; the details element remembers whether it was open.
-    const open = e.querySelector('details')?.open ?? false
+    // Rebuilding keeps the markup simple; whether the log is open is kept across.
+    const open = this.logOpen
+    const log = el('details', { class: 'network-log', open },
+      el('summary', { text: `${this.kind === 'local' ? 'Reads' : 'Requests'} (${formatCount(this.requests)})` }),
+      open ? this.#table() : null)
+    log.addEventListener('toggle', () => {
+      if (/** @type {HTMLDetailsElement} */ (log).open === this.logOpen) return
+      this.logOpen = /** @type {HTMLDetailsElement} */ (log).open
+      this.render()
+    })
     e.replaceChildren(
       el('div', { class: 'network-line' },
         el('span', { class: 'network-label', text: this.kind === 'local' ? 'Local reads' : 'Network' }),
         el('span', { class: 'network-summary', text: this.summary() })),
       el('div', { class: 'meter', role: 'img', 'aria-label': `${formatPercent(this.bytes, this.total ?? 0)} of the file fetched` },
         el('span', { class: 'meter-fill', style: `width: ${Math.max(fraction > 0 ? 0.5 : 0, fraction * 100)}%` })),
-      el('details', { class: 'network-log', open },
-        el('summary', { text: `${this.kind === 'local' ? 'Reads' : 'Requests'} (${formatCount(this.requests)})` }),
-        el('table', {},
-          el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: '#' }), el('th', { scope: 'col', text: 'file' }),
-            el('th', { scope: 'col', text: 'range' }), el('th', { scope: 'col', text: 'status' }), el('th', { scope: 'col', class: 'num', text: 'bytes' }))),
-          el('tbody', {}, this.log.slice().reverse().map((entry, i) => el('tr', {},
-            el('td', { text: String(this.requests - i) }), el('td', { class: 'mono', text: entry.label }),
-            el('td', { class: 'mono', text: entry.range }), el('td', { text: entry.status }),
-            el('td', { class: 'num', text: formatCount(entry.bytes) })))))),
+      log,
     )
+  }
+
+  /** The request log, latest first. */
+  #table() {
+    return el('table', {},
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: '#' }), el('th', { scope: 'col', text: 'file' }),
+        el('th', { scope: 'col', text: 'range' }), el('th', { scope: 'col', text: 'status' }), el('th', { scope: 'col', class: 'num', text: 'bytes' }))),
+      el('tbody', {}, this.log.slice().reverse().map((entry, i) => el('tr', {},
+        el('td', { text: String(this.requests - i) }), el('td', { class: 'mono', text: entry.label }),
+        el('td', { class: 'mono', text: entry.range }), el('td', { text: entry.status }),
+        el('td', { class: 'num', text: formatCount(entry.bytes) })))))
   }
 }

@@ -2,11 +2,12 @@
  * The file summary: size, header, tensor and parameter counts, parameters by dtype (and by
  * quantization scheme: a quantized weight counts its logical values once, under its scheme),
  * the quantized weights by scheme, metadata (JSON-looking values pretty-printed) and, for a
- * sharded set, its shards.
+ * sharded set, its shards. While a sharded set's shard headers are being read, what needs them
+ * shows … (the file size from the index's total_size where it has one).
  */
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatPercent } from './format.js'
-import { schemeBadge } from './table.js'
+import { UNKNOWN, schemeBadge } from './table.js'
 
 /** A colour per dtype family, for the parameters-by-dtype bar. */
 const DTYPE_COLOURS = /** @type {Record<string, string>} */ ({
@@ -26,30 +27,37 @@ const SCHEME_COLOURS = /** @type {Record<string, string>} */ ({
  */
 export function renderSummary(section, model) {
   const sharded = model.kind === 'sharded'
+  const headers = model.headers
+  const partial = headers !== null && headers !== undefined && !headers.complete
+  const read = partial ? `${formatCount(headers.read.size)} of ${formatCount(headers.total)} shard headers read` : ''
+  const total = Number(model.metadata?.total_size)
+  const sizeTile = !partial ? [formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`]
+    : Number.isFinite(total) && total >= 0 ? [formatBytes(total), 'of tensor data, as the index says'] : [UNKNOWN, read]
   const tile = (/** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ sub = '') =>
     el('div', { class: 'tile' }, el('dt', { text: label }), el('dd', {}, el('span', { class: 'tile-value', text: value }), sub ? el('span', { class: 'tile-sub', text: sub }) : null))
-  const { total, byDtype } = model.parameters
+  const { total: params, byDtype } = model.parameters
   const byScheme = model.parameters.byScheme ?? {}
   const colour = (/** @type {string} */ d) => (d in byScheme && !(d in byDtype) ? SCHEME_COLOURS[d] : DTYPE_COLOURS[d]) ?? '#868e96'
-  const dtypes = [...Object.entries(byDtype), ...Object.entries(byScheme)].filter(([, n]) => n > 0 || total === 0).sort((a, b) => b[1] - a[1])
+  const dtypes = [...Object.entries(byDtype), ...Object.entries(byScheme)].filter(([, n]) => n > 0 || params === 0).sort((a, b) => b[1] - a[1])
   const quantized = model.quantized ?? []
   section.replaceChildren(...[
     el('div', { class: 'summary-head' },
       el('h2', { id: 'summary-title', class: 'file-name', title: escapeInvisible(model.label) }, ...visible(model.label)),
       el('span', { class: 'badge', text: sharded ? `sharded · ${model.shards?.length} ${model.source === 'local' ? 'local ' : ''}shards` : model.source === 'local' ? 'local file' : model.source === 'hub' ? 'Hugging Face Hub file' : 'remote file' })),
     el('dl', { class: 'tiles' },
-      tile('File size', formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`),
-      tile(sharded ? 'Headers' : 'Header', formatBytes(model.headerLength), `${formatCount(model.headerLength)} bytes${sharded ? ' in all' : ''}`),
+      tile('File size', sizeTile[0], sizeTile[1]),
+      partial ? tile('Headers', UNKNOWN, read)
+        : tile(sharded ? 'Headers' : 'Header', formatBytes(model.headerLength), `${formatCount(model.headerLength)} bytes${sharded ? ' in all' : ''}`),
       tile('Tensors', formatCount(model.stored?.length ?? model.rows.length), quantized.length ? `${formatCount(quantized.length)} quantized ${quantized.length === 1 ? 'weight' : 'weights'}` : ''),
-      tile('Parameters', compactCount(total), formatCount(total))),
+      partial ? tile('Parameters', UNKNOWN, 'counted once every shard header is read') : tile('Parameters', compactCount(params), formatCount(params))),
     dtypes.length ? el('div', { class: 'dtype-breakdown' },
       el('h3', { text: Object.keys(byScheme).length ? 'Parameters by dtype and quantization scheme' : 'Parameters by dtype' }),
-      el('div', { class: 'dtype-bar', role: 'img', 'aria-label': dtypes.map(([d, n]) => `${d} ${formatPercent(n, total)}`).join(', ') },
+      el('div', { class: 'dtype-bar', role: 'img', 'aria-label': dtypes.map(([d, n]) => `${d} ${formatPercent(n, params)}`).join(', ') },
         dtypes.map(([d, n]) => el('span', { style: `flex-grow: ${n}; background: ${colour(d)}`, title: `${d}: ${formatCount(n)}` }))),
       el('ul', { class: 'dtype-legend' }, dtypes.map(([d, n]) => el('li', { class: d in byScheme ? 'legend-scheme' : undefined },
         el('span', { class: 'swatch', style: `background: ${colour(d)}` }),
         d in byScheme ? schemeBadge(d) : el('span', { class: 'mono', text: d }),
-        el('span', { class: 'muted', text: `${formatCount(n)} · ${formatPercent(n, total)}` }))))) : null,
+        el('span', { class: 'muted', text: `${formatCount(n)} · ${formatPercent(n, params)}` }))))) : null,
     quantized.length || model.config?.from ? quantizationBlock(quantized, model.config) : null,
     metadataBlock(sharded ? 'Index metadata' : 'Metadata', model.metadata),
     sharded ? metadataBlock('Shard metadata (the same in every shard)', model.shardMetadata, true) : null,
@@ -121,7 +129,7 @@ function shardTable(shards) {
       el('thead', {}, el('tr', {}, ['file', 'size', 'header', 'tensors'].map((h, i) => el('th', { scope: 'col', class: i ? 'num' : '', text: h })))),
       el('tbody', {}, shards.map((s) => el('tr', {},
         el('td', { class: 'mono' }, ...visible(s.path)),
-        el('td', { class: 'num', text: formatBytes(s.byteLength) }),
-        el('td', { class: 'num', text: formatBytes(s.headerLength) }),
+        el('td', { class: 'num', text: Number.isNaN(s.byteLength) ? UNKNOWN : formatBytes(s.byteLength) }),
+        el('td', { class: 'num', text: Number.isNaN(s.headerLength) ? UNKNOWN : formatBytes(s.headerLength) }),
         el('td', { class: 'num', text: formatCount(s.tensors) })))))))
 }

@@ -1,42 +1,57 @@
 /**
- * The tensor table: sortable columns (click a header), rows selectable with the mouse or the
- * keyboard (a grid with one focusable row: arrows, Home/End and Page Up/Down move, Enter or Space
- * selects). Sorted once per column and direction; a filter picks its first MAX_ROWS matches from
- * that order (no sort per keystroke, whatever the number of tensors). Names are shown with their
- * invisible and bidirectional characters as marked escapes (visible()).
+ * The tensor table, virtualized so that 500,000 rows scroll as smoothly as 50: every row has one
+ * height, a sizer as tall as all of them gives the scroll bar its range, and only the rows in
+ * view (and OVERSCAN more on each side) are in the DOM, redrawn as the view moves. Column orders
+ * and filters work on arrays of row positions (row-order.js), never on the DOM.
+ *
+ * Columns sort with a click on their header; rows are selected with the mouse or the keyboard (a
+ * grid with one focusable row: arrows, Home/End and Page Up/Down move through every row,
+ * scrolling to it; Enter or Space selects). Names are shown with their invisible and
+ * bidirectional characters as marked escapes (visible()) and wrap after their dots on up to
+ * MAX_LINES lines: the rows are as tall as the longest name needs at the column's width, and a
+ * name longer still is cut (whole in its tooltip).
  *
  * A quantized weight is one row (its scheme as a badge, its logical shape) whose parts, the
  * stored tensors it is decoded from, fold under it: the ▸ button (or → and ←) shows and hides
- * them, and each part can be selected like a tensor.
+ * them, and each part can be selected like a tensor. A row of a sharded set whose shard header
+ * has not arrived yet (`pending`) shows … for what the header gives; sorted by such a column, it
+ * comes last.
  */
-import { sortByName } from '../../js/name-tree.js'
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
-
-/** Rows drawn at most; a search narrows the rest down. */
-const MAX_ROWS = 2000
-const collator = new Intl.Collator('en', { numeric: true })
+import { FROM_HEADERS, columnOrder, visibleOrder } from './row-order.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
- * @typedef {{ key: string, label: string, numeric?: boolean, compare: (a: Row, b: Row) => number,
- *   cell: (r: Row) => string, className?: string }} Column
+ * @typedef {import('./row-order.js').ColumnOrder} ColumnOrder
+ * @typedef {{ key: string, label: string, numeric?: boolean, cell: (r: Row) => string, className?: string }} Column
  */
+
+/** Rows drawn above and below those in view: a short scroll shows rows already drawn. */
+const OVERSCAN = 12
+/** A table of up to this many rows is drawn whole: it is cheap, and find-in-page sees every row. */
+const DRAW_ALL = 150
+/** Lines a name may take; in a narrow name column (fewer characters a line than NARROW), more. */
+const MAX_LINES = 3
+const MAX_LINES_NARROW = 5
+const NARROW = 24
+/** The sizer's height at most: browsers cap an element's height (Firefox near 17.9 million px);
+ * past this, the scroll bar's range stands for all the rows, scaled. */
+const MAX_SIZER = 10_000_000
+/** Shown for what a pending row's shard header has not given yet. */
+export const UNKNOWN = '…'
 
 /** @type {Column[]} */
 const COLUMNS = [
-  { key: 'name', label: 'Name', compare: (a, b) => collator.compare(a.name, b.name), cell: (r) => r.name, className: 'name' },
-  { key: 'dtype', label: 'dtype', compare: (a, b) => collator.compare(a.dtype, b.dtype) || a.order - b.order, cell: (r) => r.dtype, className: 'mono col-dtype' },
-  { key: 'shape', label: 'Shape', compare: (a, b) => a.shape.length - b.shape.length || a.elements - b.elements || a.order - b.order, cell: (r) => formatShape(r.shape), className: 'mono' },
-  { key: 'byteLength', label: 'Size', numeric: true, compare: (a, b) => a.byteLength - b.byteLength || a.order - b.order, cell: (r) => formatBytes(r.byteLength) },
-  { key: 'byteOffset', label: 'Offset', numeric: true, compare: (a, b) => a.order - b.order, cell: (r) => formatCount(r.byteOffset), className: 'col-offset' },
+  { key: 'name', label: 'Name', cell: (r) => r.name, className: 'name' },
+  { key: 'dtype', label: 'dtype', cell: (r) => r.dtype, className: 'mono col-dtype' },
+  { key: 'shape', label: 'Shape', cell: (r) => formatShape(r.shape), className: 'mono col-shape' },
+  { key: 'byteLength', label: 'Size', numeric: true, cell: (r) => formatBytes(r.byteLength), className: 'col-size' },
+  { key: 'byteOffset', label: 'Offset', numeric: true, cell: (r) => formatCount(r.byteOffset), className: 'col-offset' },
 ]
-const SHARD_COLUMN = /** @type {Column} */ ({
-  key: 'shard', label: 'Shard', compare: (a, b) => collator.compare(a.shard ?? '', b.shard ?? '') || a.order - b.order,
-  cell: (r) => shortShard(r.shard ?? ''), className: 'mono col-shard',
-})
+const SHARD_COLUMN = /** @type {Column} */ ({ key: 'shard', label: 'Shard', cell: (r) => shortShard(r.shard ?? ''), className: 'mono col-shard' })
 
-/** model-00001-of-00003.safetensors as 1/3 when the name follows the usual pattern. @param {string} path */
+/** model-00001-of-00003.safetensors as 1/3, model-1-of-61.safetensors as 1/61. @param {string} path */
 function shortShard(path) {
   const m = /-(\d+)-of-(\d+)\.safetensors$/.exec(path)
   return m ? `${Number(m[1])}/${Number(m[2])}` : path
@@ -50,7 +65,7 @@ const WBR_SEGMENTS = 64
  * @param {string} name
  */
 function breakable(name) {
-  const span = el('span', { class: 'mono' })
+  const span = el('span', { class: 'mono name-text' })
   const parts = name.split('.')
   if (parts.length > WBR_SEGMENTS) {
     span.classList.add('wrap-anywhere')
@@ -64,16 +79,68 @@ function breakable(name) {
   return span
 }
 
+/**
+ * Lines a name takes wrapped after its dots (and anywhere in a part longer than a line), as
+ * breakable() lets it wrap, `perLine` characters a line.
+ * @param {string} name @param {number} perLine
+ */
+function linesOf(name, perLine) {
+  let lines = 1
+  let used = 0
+  for (let start = 0; start < name.length;) {
+    const dot = name.indexOf('.', start)
+    const end = dot === -1 ? name.length : dot + 1
+    let length = end - start
+    start = end
+    if (used + length <= perLine) {
+      used += length
+      continue
+    }
+    if (used > 0) {
+      lines++
+      used = 0
+    }
+    while (length > perLine) {
+      lines++
+      length -= perLine
+    }
+    used = length
+  }
+  return lines
+}
+
+/**
+ * The `k` longest names (one pass).
+ * @param {Row[]} rows @param {number} k
+ */
+function longestNames(rows, k) {
+  /** @type {string[]} */
+  const top = []
+  for (const r of rows) {
+    if (top.length === k && r.name.length <= top[k - 1].length) continue
+    let at = top.length
+    while (at > 0 && top[at - 1].length < r.name.length) at--
+    top.splice(at, 0, r.name)
+    if (top.length > k) top.pop()
+  }
+  return top
+}
+
+/** @param {Column} c */
+const cellClass = (c) => [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim()
+
 export class TensorTable {
   /** @param {(name: string, part?: boolean) => void} onSelect part: `name` is a quantized weight's part */
   constructor(onSelect) {
     this.onSelect = onSelect
     /** @type {Row[]} every row of the file */
     this.rows = []
+    /** @type {Uint32Array} each row's `order`, by position (masks are by order) */
+    this.orders = new Uint32Array(0)
     /** @type {Uint8Array | null} 1 at the `order` of each row to show; null: all */
     this.mask = null
-    /** @type {{ key: string, direction: number, rows: Row[] } | null} the rows in the current order */
-    this.sorted = null
+    /** @type {Map<string, ColumnOrder>} each column's order once computed */
+    this.orderCache = new Map()
     /** @type {Column[]} */
     this.columns = COLUMNS
     this.sort = { key: 'byteOffset', direction: 1 }
@@ -83,11 +150,37 @@ export class TensorTable {
     this.selectedPart = false
     /** @type {Set<string>} the quantized weights whose parts are shown */
     this.expanded = new Set()
-    this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true' })
-    this.note = el('p', { class: 'muted table-note', hidden: true })
-    this.element = el('div', { class: 'table-scroll tensor-table-scroll' }, this.table)
-    this.wrapper = el('div', {}, this.element, this.note)
+    /** @type {Uint32Array} the rows to show, by position, in display order */
+    this.shown = new Uint32Array(0)
+    /** @type {Uint32Array} what each display line shows: a row position... */
+    this.lineRow = new Uint32Array(0)
+    /** @type {Int32Array | null} ...and which of its parts (-1: the row itself); null: no parts shown */
+    this.linePart = null
+    /** The display line that holds the keyboard focus (tabindex 0). */
+    this.focusAt = 0
+    /** Lines a name takes, the row height and the header's, in px (measured once drawn). */
+    this.lines = 1
+    this.rowHeight = 29
+    this.headHeight = 33
+    /** @type {number | null} */
+    this.charWidth = null
+    /** The display lines drawn: [first, last). */
+    this.drawn = { first: 0, last: 0 }
+    /** Whether the row height is to be measured at the next draw (new rows, lines or width). */
+    this.remeasure = true
+
+    this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true', tabindex: '-1' })
+    this.head = el('thead')
+    this.body = el('tbody')
+    this.table.append(this.head, this.body)
+    this.sizer = el('div', { class: 'table-sizer' }, this.table)
+    this.element = el('div', { class: 'table-scroll tensor-table-scroll' }, this.sizer)
+    this.wrapper = el('div', {}, this.element)
     this.table.addEventListener('keydown', (e) => this.#onKey(e))
+    this.table.addEventListener('focusin', (e) => {
+      const tr = /** @type {HTMLElement} */ (e.target).closest?.('tbody tr')
+      if (tr instanceof HTMLElement) this.#setFocusAt(this.#lineOf(tr))
+    })
     this.table.addEventListener('click', (e) => {
       const target = /** @type {HTMLElement} */ (e.target)
       const tr = target.closest('tbody tr')
@@ -96,14 +189,358 @@ export class TensorTable {
         this.#toggle(tr.dataset.name)
         return
       }
-      if (tr.dataset.part !== undefined) {
-        this.#focusRow(tr)
-        this.onSelect(tr.dataset.part, true)
-      } else if (tr.dataset.name !== undefined) {
-        this.#focusRow(tr)
-        this.onSelect(tr.dataset.name)
-      }
+      this.#focusLine(this.#lineOf(tr))
+      if (tr.dataset.part !== undefined) this.onSelect(tr.dataset.part, true)
+      else if (tr.dataset.name !== undefined) this.onSelect(tr.dataset.name)
     })
+    let frame = 0
+    this.element.addEventListener('scroll', () => {
+      if (frame) return
+      frame = requestAnimationFrame(() => {
+        frame = 0
+        this.#draw()
+      })
+    })
+    // Shown, hidden (another tab) or resized: the name column's width sets the row height.
+    new ResizeObserver(() => {
+      if (this.element.clientWidth === 0) return
+      this.remeasure = true
+      this.#fitLines()
+      this.#draw()
+    }).observe(this.element)
+  }
+
+  /** @param {Row[]} rows every row of the file @param {boolean} sharded */
+  setRows(rows, sharded) {
+    this.rows = rows
+    this.orders = Uint32Array.from(rows, (r) => r.order)
+    this.orderCache = new Map()
+    this.mask = null
+    this.expanded = new Set()
+    // Nothing shown until filter() or refresh() lays the new rows out.
+    this.shown = new Uint32Array(0)
+    this.lineRow = this.shown
+    this.linePart = null
+    this.focusAt = 0
+    this.columns = sharded ? [...COLUMNS, SHARD_COLUMN] : COLUMNS
+    this.lines = 0
+    this.charWidth = null
+    this.remeasure = true
+    this.#drawHead()
+    this.#fitLines()
+  }
+
+  /** Shows the rows that `mask` keeps, from the top. @param {Uint8Array | null} mask 1 at the `order` of each row to show; null: all */
+  filter(mask) {
+    this.mask = mask
+    this.#layout({ top: true })
+  }
+
+  /**
+   * The rows' values changed (shard headers arrived): orders by those values are made again,
+   * the same filter applied, the view kept where it is.
+   * @param {Uint8Array | null} mask the filter's rows now (dtypes may have arrived)
+   */
+  refresh(mask) {
+    this.mask = mask
+    for (const key of FROM_HEADERS) this.orderCache.delete(key)
+    this.#layout({ top: false })
+  }
+
+  /** The order of the current column, computed once per column (timed: `tensor-table:sort`). */
+  #columnOrder() {
+    const key = this.columns.some((c) => c.key === this.sort.key) ? this.sort.key : 'byteOffset'
+    let order = this.orderCache.get(key)
+    if (!order) {
+      const start = performance.now()
+      order = columnOrder(this.rows, key)
+      performance.measure('tensor-table:sort', { start, detail: { key, rows: this.rows.length } })
+      this.orderCache.set(key, order)
+    }
+    return order
+  }
+
+  /**
+   * Works out the lines to show (sorted, filtered, parts unfolded) and draws them.
+   * @param {{ top: boolean }} options top: scroll back to the first line
+   */
+  #layout(options) {
+    const focused = this.#line(this.focusAt)
+    this.shown = visibleOrder(this.#columnOrder(), this.sort.direction, this.mask, this.orders)
+    this.#lines()
+    if (options.top) {
+      this.element.scrollTop = 0
+      this.focusAt = 0
+    } else {
+      // Keep the focus on the same row where it is still shown.
+      const at = focused ? this.#find(focused.row.name, focused.part) : -1
+      this.focusAt = at >= 0 ? at : Math.min(this.focusAt, Math.max(0, this.lineRow.length - 1))
+    }
+    this.table.setAttribute('aria-rowcount', String(this.lineRow.length + 1))
+    this.#draw()
+  }
+
+  /** The display lines: the shown rows, and the parts of each unfolded weight under it. */
+  #lines() {
+    if (this.expanded.size === 0) {
+      this.lineRow = this.shown
+      this.linePart = null
+      return
+    }
+    let count = this.shown.length
+    for (const i of this.shown) if (this.rows[i].quant && this.expanded.has(this.rows[i].name)) count += this.rows[i].quant?.parts.length ?? 0
+    this.lineRow = new Uint32Array(count)
+    this.linePart = new Int32Array(count)
+    let at = 0
+    for (const i of this.shown) {
+      const r = this.rows[i]
+      this.lineRow[at] = i
+      this.linePart[at++] = -1
+      if (r.quant && this.expanded.has(r.name)) {
+        for (let p = 0; p < r.quant.parts.length; p++) {
+          this.lineRow[at] = i
+          this.linePart[at++] = p
+        }
+      }
+    }
+  }
+
+  /** @param {number} at a display line @returns {{ row: Row, part: Row | null } | null} */
+  #line(at) {
+    if (at < 0 || at >= this.lineRow.length) return null
+    const row = this.rows[this.lineRow[at]]
+    const p = this.linePart ? this.linePart[at] : -1
+    return { row, part: p >= 0 ? row.quant?.parts[p] ?? null : null }
+  }
+
+  /**
+   * The display line of a row, or of a part (by its stored name), or -1.
+   * @param {string} name @param {Row | boolean | null} part a part (or true: `name` is a part's)
+   */
+  #find(name, part) {
+    for (let at = 0; at < this.lineRow.length; at++) {
+      const line = /** @type {{ row: Row, part: Row | null }} */ (this.#line(at))
+      if (part ? line.part?.name === name : line.part === null && line.row.name === name) return at
+    }
+    return -1
+  }
+
+  /**
+   * Sets the name lines from the name column's width and the longest name; false when that
+   * changes nothing (or the table is not shown).
+   */
+  #fitLines() {
+    const th = /** @type {HTMLElement | null} */ (this.head.querySelector('th.name'))
+    // A drawn name cell's width is the room exactly (the cells' padding depends on the screen).
+    const cell = /** @type {HTMLElement | null} */ (this.body.querySelector('tr:not(.part-row) .name-cell'))
+    const width = cell?.clientWidth || (th?.clientWidth ?? 0) - 20
+    if (width <= 0) return false
+    if (this.charWidth === null) {
+      // The average advance of the longest names' own characters: the fallback monospace font
+      // need not give `_` and `x` the same width.
+      const sample = longestNames(this.rows, 16).join('')
+      const probe = el('span', { class: 'mono', text: sample || 'x' })
+      probe.style.position = 'absolute'
+      probe.style.visibility = 'hidden'
+      probe.style.whiteSpace = 'pre'
+      this.table.append(probe)
+      this.charWidth = probe.getBoundingClientRect().width / Math.max(1, sample.length) || 8
+      probe.remove()
+    }
+    // A character to spare: text measures in fractions of a pixel.
+    const perLine = Math.max(4, Math.floor(width / this.charWidth) - 1)
+    const most = perLine < NARROW ? MAX_LINES_NARROW : MAX_LINES
+    let lines = 1
+    for (let i = 0; i < this.rows.length && lines < most; i++) {
+      const r = this.rows[i]
+      // The fold button takes about two characters' room before a quantized weight's name.
+      const room = perLine - (r.quant ? 2 : 0)
+      if (r.name.length > room) lines = Math.max(lines, linesOf(r.name, room))
+    }
+    lines = Math.min(most, lines)
+    if (lines === this.lines) return false
+    this.lines = lines
+    this.remeasure = true
+    this.table.style.setProperty('--lines', String(lines))
+    return true
+  }
+
+  /** Draws the header: a sort button per column, the current one marked. */
+  #drawHead() {
+    this.head.replaceChildren(el('tr', { 'aria-rowindex': '1' }, this.columns.map((c) => {
+      const active = c.key === this.sort.key
+      return el('th', {
+        scope: 'col', class: cellClass(c),
+        'aria-sort': active ? (this.sort.direction > 0 ? 'ascending' : 'descending') : 'none',
+      }, el('button', {
+        type: 'button', class: 'sort-button', dataset: { key: c.key },
+        onclick: () => this.#sortBy(c.key),
+      }, c.label, el('span', { class: 'sort-mark', 'aria-hidden': 'true', text: active ? (this.sort.direction > 0 ? '▲' : '▼') : '' })))
+    })))
+  }
+
+  /** Sorts by a column (again: the other way), from the top. @param {string} key */
+  #sortBy(key) {
+    this.sort = { key, direction: key === this.sort.key ? -this.sort.direction : 1 }
+    this.#drawHead()
+    this.#layout({ top: true })
+  }
+
+  /**
+   * Where the view is: the height of all the rows, the offset of the view into them (scaled when
+   * the sizer is capped), and the view's height below the header.
+   */
+  #geometry() {
+    const rowsHeight = this.lineRow.length * this.rowHeight
+    const view = Math.max(this.rowHeight, this.element.clientHeight - this.headHeight)
+    const sizer = Math.min(rowsHeight, MAX_SIZER)
+    const top = this.element.scrollTop
+    const scale = rowsHeight > sizer && sizer > view ? (rowsHeight - view) / (sizer - view) : 1
+    return { rowsHeight, sizer, view, top, offset: Math.min(top * scale, Math.max(0, rowsHeight - view)), scale }
+  }
+
+  /** Draws the lines in view (all of them for a small table), keeping the focus if it was in the table. */
+  #draw() {
+    const count = this.lineRow.length
+    const g = this.#geometry()
+    this.sizer.style.height = `${this.headHeight + g.sizer}px`
+    let first = 0
+    let last = count
+    if (count > DRAW_ALL) {
+      first = Math.max(0, Math.floor(g.offset / this.rowHeight) - OVERSCAN)
+      last = Math.min(count, Math.ceil((g.offset + g.view) / this.rowHeight) + OVERSCAN)
+    }
+    // Rows sit where they would in the full list: the table moves with the view.
+    this.table.style.top = `${g.top + first * this.rowHeight - g.offset}px`
+    const active = document.activeElement
+    const hadFocus = active instanceof HTMLElement && this.table.contains(active)
+    const focusable = this.focusAt >= first && this.focusAt < last ? this.focusAt : first
+    /** @type {HTMLElement[]} */
+    const trs = []
+    for (let at = first; at < last; at++) trs.push(this.#rowElement(at, at === focusable))
+    this.body.replaceChildren(...trs)
+    this.drawn = { first, last }
+    if (this.#measure()) {
+      this.#draw()
+      return
+    }
+    if (hadFocus) {
+      const tr = this.#rowAt(this.focusAt)
+      ;(tr ?? this.table).focus({ preventScroll: true })
+    }
+  }
+
+  /** Takes the row and header heights as drawn, when asked to; true when they changed (draw again). */
+  #measure() {
+    const tr = this.body.firstElementChild
+    const th = this.head.firstElementChild
+    if (!this.remeasure || !tr || !th) return false
+    const row = tr.getBoundingClientRect().height
+    const head = th.getBoundingClientRect().height
+    if (row <= 0) return false  // not shown: measured once it is
+    this.remeasure = false
+    if (Math.abs(row - this.rowHeight) < 0.5 && Math.abs(head - this.headHeight) < 0.5) return false
+    this.rowHeight = row
+    this.headHeight = head
+    this.element.style.scrollPaddingTop = `${head}px`
+    return true
+  }
+
+  /** @param {number} at a display line @param {boolean} focusable */
+  #rowElement(at, focusable) {
+    const { row: r, part: p } = /** @type {{ row: Row, part: Row | null }} */ (this.#line(at))
+    const rowIndex = String(at + 2)
+    if (p) {
+      const on = this.selectedPart && p.name === this.selected
+      return el('tr', {
+        class: 'part-row', dataset: { part: p.name, partOf: p.partOf ?? '' }, tabindex: focusable ? '0' : '-1',
+        'aria-selected': String(on), 'aria-rowindex': rowIndex,
+      }, this.columns.map((c) => el('td', { class: cellClass(c) },
+        c.key === 'name' ? el('div', { class: 'name-cell', title: escapeInvisible(p.name) }, el('span', { class: 'part-role', text: p.role ?? '' }), breakable(p.name))
+          : this.#value(c, p))))
+    }
+    return el('tr', {
+      dataset: { name: r.name },
+      tabindex: focusable ? '0' : '-1',
+      'aria-selected': String(!this.selectedPart && r.name === this.selected),
+      'aria-expanded': r.quant ? String(this.expanded.has(r.name)) : undefined,
+      'aria-rowindex': rowIndex,
+      class: [r.quant ? 'quant-row' : '', r.pending ? 'pending-row' : ''].join(' ').trim() || undefined,
+    }, this.columns.map((c) => el('td', { class: cellClass(c) }, this.#cell(c, r))))
+  }
+
+  /** A cell of a row: a quantized weight's name has its fold button, its dtype is its scheme's badge. @param {Column} c @param {Row} r */
+  #cell(c, r) {
+    if (c.key === 'name') {
+      const cell = el('div', { class: 'name-cell', title: escapeInvisible(r.name) })
+      if (r.quant) {
+        const open = this.expanded.has(r.name)
+        const n = r.quant.parts.length
+        cell.append(el('button', {
+          type: 'button', class: 'fold-toggle', tabindex: '-1', 'aria-expanded': String(open),
+          'aria-label': `${open ? 'Hide' : 'Show'} the ${n} stored ${n === 1 ? 'part' : 'parts'} of ${escapeInvisible(r.name)}`,
+          text: open ? '▾' : '▸',
+        }))
+      }
+      cell.append(breakable(r.name))
+      return [cell]
+    }
+    if (r.quant && c.key === 'dtype') return [schemeBadge(r.quant.scheme)]
+    return this.#value(c, r)
+  }
+
+  /** A value cell: … while the row's shard header is pending, – when its shard lacks it. @param {Column} c @param {Row} r */
+  #value(c, r) {
+    if ((r.pending || r.missing) && c.key !== 'shard') {
+      return [el('span', {
+        class: r.missing ? 'missing' : 'unknown', text: r.missing ? '–' : UNKNOWN,
+        title: r.missing ? 'The index names this tensor, but its shard’s header does not hold it' : 'Its shard’s header is not read yet',
+      })]
+    }
+    const text = c.cell(r)
+    return c.key === 'shape' ? [el('span', { title: text }, ...visible(text))] : visible(text)
+  }
+
+  /** @param {HTMLElement} tr @returns {number} its display line */
+  #lineOf(tr) {
+    return Number(tr.getAttribute('aria-rowindex')) - 2
+  }
+
+  /** @param {number} at @returns {HTMLElement | null} the drawn row of a display line */
+  #rowAt(at) {
+    if (at < this.drawn.first || at >= this.drawn.last) return null
+    return /** @type {HTMLElement | null} */ (this.body.children[at - this.drawn.first] ?? null)
+  }
+
+  /** Makes `at` the focusable line. @param {number} at */
+  #setFocusAt(at) {
+    if (at === this.focusAt && this.#rowAt(at)?.getAttribute('tabindex') === '0') return
+    this.focusAt = at
+    for (const other of this.body.querySelectorAll('tr[tabindex="0"]')) other.setAttribute('tabindex', '-1')
+    this.#rowAt(at)?.setAttribute('tabindex', '0')
+  }
+
+  /**
+   * Moves the focus to a display line: scrolls it into view, drawn, and focuses it.
+   * @param {number} at
+   */
+  #focusLine(at) {
+    const count = this.lineRow.length
+    if (count === 0) return
+    at = Math.max(0, Math.min(count - 1, at))
+    const g = this.#geometry()
+    const y = at * this.rowHeight
+    let offset = g.offset
+    if (y < offset) offset = y
+    else if (y + this.rowHeight > offset + g.view) offset = y + this.rowHeight - g.view
+    if (offset !== g.offset) this.element.scrollTop = offset / g.scale
+    this.focusAt = at
+    this.#draw()
+    const tr = this.#rowAt(at)
+    if (!tr) return
+    tr.focus({ preventScroll: true })
+    // The page itself may need to scroll too (the table below the fold).
+    tr.scrollIntoView({ block: 'nearest' })
   }
 
   /** Shows or hides a quantized weight's parts. @param {string} name @param {boolean} [open] */
@@ -111,42 +548,11 @@ export class TensorTable {
     if (open === this.expanded.has(name)) return
     if (open) this.expanded.add(name)
     else this.expanded.delete(name)
-    this.#draw()
-    const tr = [...this.table.querySelectorAll('tbody tr')].find((t) => /** @type {HTMLElement} */ (t).dataset.name === name)
-    if (tr instanceof HTMLElement) this.#focusRow(tr)
-  }
-
-  /** @param {Row[]} rows every row of the file @param {boolean} sharded */
-  setRows(rows, sharded) {
-    this.rows = rows
-    this.sorted = null
-    this.mask = null
-    this.expanded = new Set()
-    this.columns = sharded ? [...COLUMNS, SHARD_COLUMN] : COLUMNS
-  }
-
-  /** Shows the rows that `mask` keeps. @param {Uint8Array | null} mask 1 at the `order` of each row to show; null: all */
-  filter(mask) {
-    this.mask = mask
-    this.#draw()
-  }
-
-  /** The rows in the current order: sorted when the order or the rows change, not per filter. */
-  #inOrder() {
-    const { key, direction } = this.sort
-    if (this.sorted?.key === key && this.sorted.direction === direction) return this.sorted.rows
-    const column = this.columns.find((c) => c.key === key) ?? this.columns[0]
-    const rows = this.rows.slice()
-    if (column.key === 'name') {
-      // The collator's order, by precomputed keys where it can (a collator sort of 500,000 names
-      // takes seconds); names are unique, so descending is ascending reversed.
-      sortByName(rows, (r) => r.name, (a, b) => a.order - b.order)
-      if (direction < 0) rows.reverse()
-    } else {
-      rows.sort((a, b) => direction * column.compare(a, b))
-    }
-    this.sorted = { key, direction, rows }
-    return rows
+    this.#lines()
+    this.table.setAttribute('aria-rowcount', String(this.lineRow.length + 1))
+    const at = this.#find(name, null)
+    if (at >= 0) this.#focusLine(at)
+    else this.#draw()
   }
 
   /**
@@ -159,114 +565,41 @@ export class TensorTable {
     const owner = part ? this.rows.find((r) => r.quant?.parts.some((p) => p.name === name)) : null
     if (owner && !this.expanded.has(owner.name)) {
       this.expanded.add(owner.name)
-      this.#draw()
-      return
+      this.#lines()
+      this.table.setAttribute('aria-rowcount', String(this.lineRow.length + 1))
     }
-    for (const tr of this.table.querySelectorAll('tbody tr')) {
-      const t = /** @type {HTMLElement} */ (tr)
-      const on = part ? t.dataset.part === name : t.dataset.part === undefined && t.dataset.name === name
-      tr.setAttribute('aria-selected', String(on))
-    }
+    this.#draw()
   }
 
   /** Puts the keyboard focus on the current (or first) row. */
   focus() {
-    const row = /** @type {HTMLElement | null} */ (this.table.querySelector('tbody tr[tabindex="0"]'))
-    row?.focus()
-  }
-
-  #draw() {
-    const mask = this.mask
-    /** @type {Row[]} */
-    const shown = []
-    let matches = 0
-    for (const r of this.#inOrder()) {
-      if (mask && mask[r.order] !== 1) continue
-      matches++
-      if (shown.length < MAX_ROWS) shown.push(r)
-    }
-    const head = el('thead', {}, el('tr', {}, this.columns.map((c) => {
-      const active = c.key === this.sort.key
-      return el('th', {
-        scope: 'col', class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim(),
-        'aria-sort': active ? (this.sort.direction > 0 ? 'ascending' : 'descending') : 'none',
-      }, el('button', {
-        type: 'button', class: 'sort-button', dataset: { key: c.key },
-        onclick: () => {
-          this.sort = { key: c.key, direction: active ? -this.sort.direction : 1 }
-          this.#draw()
-        },
-      }, c.label, el('span', { class: 'sort-mark', 'aria-hidden': 'true', text: active ? (this.sort.direction > 0 ? '▲' : '▼') : '' })))
-    })))
-    const focusName = this.selected !== null && !this.selectedPart && shown.some((r) => r.name === this.selected) ? this.selected : shown[0]?.name
-    const body = el('tbody', {}, shown.flatMap((r) => {
-      const tr = el('tr', {
-        dataset: { name: r.name },
-        tabindex: r.name === focusName ? '0' : '-1',
-        'aria-selected': String(!this.selectedPart && r.name === this.selected),
-        'aria-expanded': r.quant ? String(this.expanded.has(r.name)) : undefined,
-        class: r.quant ? 'quant-row' : undefined,
-      }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() }, this.#cell(c, r))))
-      return r.quant && this.expanded.has(r.name) ? [tr, ...r.quant.parts.map((p) => this.#partRow(p))] : [tr]
-    }))
-    this.table.setAttribute('aria-rowcount', String(matches + 1))
-    this.table.replaceChildren(head, body)
-    this.note.hidden = matches <= MAX_ROWS
-    this.note.textContent = `Showing the first ${formatCount(MAX_ROWS)} of ${formatCount(matches)} tensors: filter to narrow them down.`
-  }
-
-  /** A cell of a row: a quantized weight's name has its fold button, its dtype is its scheme's badge. @param {Column} c @param {Row} r */
-  #cell(c, r) {
-    if (r.quant && c.key === 'name') {
-      const open = this.expanded.has(r.name)
-      const n = r.quant.parts.length
-      return [el('button', {
-        type: 'button', class: 'fold-toggle', tabindex: '-1', 'aria-expanded': String(open),
-        'aria-label': `${open ? 'Hide' : 'Show'} the ${n} stored ${n === 1 ? 'part' : 'parts'} of ${escapeInvisible(r.name)}`,
-        text: open ? '▾' : '▸',
-      }), breakable(r.name)]
-    }
-    if (r.quant && c.key === 'dtype') return [schemeBadge(r.quant.scheme)]
-    return c.key === 'name' ? [breakable(r.name)] : visible(c.cell(r))
-  }
-
-  /** The row of a part, under its weight. @param {Row} p */
-  #partRow(p) {
-    const on = this.selectedPart && p.name === this.selected
-    return el('tr', {
-      class: 'part-row', dataset: { part: p.name, partOf: p.partOf ?? '' }, tabindex: '-1', 'aria-selected': String(on),
-    }, this.columns.map((c) => el('td', { class: [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim() },
-      c.key === 'name' ? [el('span', { class: 'part-role', text: p.role ?? '' }), breakable(p.name)] : visible(c.cell(p)))))
-  }
-
-  /** @param {HTMLElement} tr */
-  #focusRow(tr) {
-    for (const other of this.table.querySelectorAll('tbody tr[tabindex="0"]')) other.setAttribute('tabindex', '-1')
-    tr.setAttribute('tabindex', '0')
-    tr.focus()
+    if (this.lineRow.length > 0) this.#focusLine(this.focusAt)
   }
 
   /** @param {KeyboardEvent} e */
   #onKey(e) {
-    const tr = /** @type {HTMLElement} */ (e.target).closest('tbody tr')
-    if (!(tr instanceof HTMLElement)) return
-    const rows = /** @type {HTMLElement[]} */ ([...this.table.querySelectorAll('tbody tr')])
-    const at = rows.indexOf(tr)
+    const target = /** @type {HTMLElement} */ (e.target)
+    const tr = target.closest('tbody tr')
+    if (target !== this.table && !(tr instanceof HTMLElement)) return
+    const at = tr instanceof HTMLElement ? this.#lineOf(tr) : this.focusAt
+    const page = Math.max(1, Math.floor(this.#geometry().view / this.rowHeight) - 1)
     const moves = /** @type {Record<string, number>} */ ({
-      ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: rows.length - 1, PageDown: at + 10, PageUp: at - 10,
+      ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: this.lineRow.length - 1, PageDown: at + page, PageUp: at - page,
     })
+    const line = this.#line(at)
     if (e.key in moves) {
       e.preventDefault()
-      this.#focusRow(rows[Math.max(0, Math.min(rows.length - 1, moves[e.key]))])
+      this.#focusLine(moves[e.key])
+    } else if (!line) {
+      // Nothing to select or fold.
     } else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault()
-      if (tr.dataset.part !== undefined) this.onSelect(tr.dataset.part, true)
-      else if (tr.dataset.name !== undefined) this.onSelect(tr.dataset.name)
-    } else if ((e.key === 'ArrowRight' || e.key === 'ArrowLeft') && (tr.dataset.partOf || tr.getAttribute('aria-expanded') !== null)) {
+      if (line.part) this.onSelect(line.part.name, true)
+      else this.onSelect(line.row.name)
+    } else if ((e.key === 'ArrowRight' || e.key === 'ArrowLeft') && line.row.quant) {
       // → unfolds a quantized weight's parts, ← folds them (from a part: back to its weight).
       e.preventDefault()
-      const name = tr.dataset.partOf || tr.dataset.name
-      if (name) this.#toggle(name, e.key === 'ArrowRight')
+      this.#toggle(line.row.name, e.key === 'ArrowRight')
     }
   }
 }

@@ -10,13 +10,17 @@
  * too: a group draws its first TREE_CHILDREN children and a line to show more, and past
  * TREE_NODES nodes in all, groups draw their children only when opened. Nothing recurses.
  *
+ * Layers that repeat one structure are shown once (foldRepeats, js/name-tree.js): `layers.{0..60}`
+ * says how many there are, holds the first one's tensors as the pattern, and can list them one
+ * by one. A tensor whose shard header is not read yet shows … for its dtype, shape and size.
+ *
  * A quantized weight is one leaf (its scheme and logical shape), its stored parts folded under
  * it in a <details> of their own.
  */
-import { JOINED_MARK, MAX_TREE_DEPTH, indexNames, treeOf } from '../../js/name-tree.js'
+import { JOINED_MARK, MAX_TREE_DEPTH, foldRepeats, indexNames, treeOf } from '../../js/name-tree.js'
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
-import { schemeBadge } from './table.js'
+import { UNKNOWN, schemeBadge } from './table.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
@@ -30,6 +34,8 @@ export const TREE_CHILDREN = 500
 export const TREE_NODES = 3000
 /** Levels indented in full. */
 const INDENTED_LEVELS = 12
+/** Files of more tensors than this show alike layers once unless asked not to; smaller ones in full. */
+const FOLD_FROM = 1000
 
 export class TensorTree {
   /** @param {(name: string, part?: boolean) => void} onSelect */
@@ -42,6 +48,8 @@ export class TensorTree {
     this.rows = []
     /** @type {import('../../js/name-tree.js').NameIndex<Row> | null} grouped on first show */
     this.index = null
+    /** Whether alike layers show once (foldRepeats); the reader's choice once made. */
+    this.fold = false
     this.element = el('div', { class: 'tensor-tree' })
     this.element.addEventListener('click', (e) => {
       const button = /** @type {HTMLElement} */ (e.target).closest('button.tree-leaf')
@@ -58,6 +66,7 @@ export class TensorTree {
   setRows(rows) {
     this.rows = rows
     this.index = null
+    this.fold = rows.length > FOLD_FROM
     this.element.replaceChildren()
   }
 
@@ -68,16 +77,26 @@ export class TensorTree {
    */
   show(mask, expandAll) {
     this.index ??= indexNames(this.rows)
-    const root = treeOf(this.index, mask ? (r) => mask[r.order] === 1 : null)
+    const tree = treeOf(this.index, mask ? (r) => mask[r.order] === 1 : null)
+    const root = this.fold ? foldRepeats(tree) : tree
     if (root.tensors === 0) {
       this.element.replaceChildren(el('p', { class: 'muted', text: 'No tensor matches.' }))
       return
     }
-    // Open the first levels of a small model; everything while searching.
-    const openDepth = expandAll ? Infinity : root.tensors > 400 ? 1 : 2
+    // Open the first levels of a small model (of a folded tree, as many as show ~60 lines);
+    // everything while searching.
+    const openDepth = expandAll ? Infinity : this.fold ? levelsWithin(root, 60) : root.tensors > 400 ? 1 : 2
     const ul = el('ul', { class: 'tree-root', 'aria-label': 'Tensors by name prefix' })
     this.#fill({ ul, group: root, depth: 0, from: 0 }, openDepth, { left: TREE_NODES })
-    this.element.replaceChildren(ul)
+    const toggle = el('input', {
+      type: 'checkbox', id: 'tree-fold', checked: this.fold,
+      onchange: () => {
+        this.fold = /** @type {HTMLInputElement} */ (toggle).checked
+        this.show(mask, expandAll)
+      },
+    })
+    this.element.replaceChildren(el('div', { class: 'tree-tools' },
+      toggle, el('label', { for: 'tree-fold' }, 'Show alike layers once (', el('code', { text: 'layers.{0..60}' }), ')')), ul)
   }
 
   /**
@@ -106,13 +125,15 @@ export class TensorTree {
         if (eager) budget.left -= drawn
         // Past INDENTED_LEVELS, levels indent by a few pixels only: 64 full steps are wider than the panel.
         const list = el('ul', { class: depth + 1 >= INDENTED_LEVELS ? 'tree-deep' : undefined })
-        const details = el('details', { open: eager && depth < openDepth },
+        const details = el('details', { open: eager && depth < openDepth, class: c.repeat ? 'tree-repeat' : undefined },
           el('summary', {},
             el('span', { class: 'tree-name mono' }, ...visible(c.name)),
-            el('span', { class: 'tree-meta', text: `${formatCount(c.tensors)} ${c.tensors === 1 ? 'tensor' : 'tensors'}` }),
-            el('span', { class: 'tree-size', text: formatBytes(c.byteLength) })),
+            el('span', { class: 'tree-meta', text: groupMeta(c) }),
+            // NaN while some of its tensors' shard headers are pending.
+            el('span', { class: 'tree-size', text: Number.isNaN(c.byteLength) ? UNKNOWN : formatBytes(c.byteLength) })),
           list)
         ul.append(el('li', {}, details))
+        if (c.repeat) list.append(this.#repeatNote(c, list, depth + 1, openDepth))
         const fill = { ul: list, group: c, depth: depth + 1, from: 0 }
         if (eager) queue.push(fill)
         else {
@@ -127,6 +148,32 @@ export class TensorTree {
       }
       if (end < group.children.length) ul.append(this.#more({ ul, group, depth, from: end }, openDepth))
     }
+  }
+
+  /**
+   * The first line inside a folded run: what it stands for, and a button that lists its groups
+   * one by one instead (each drawn as any group).
+   * @param {TreeNode} run @param {HTMLElement} list its <ul> @param {number} depth @param {number} openDepth
+   */
+  #repeatNote(run, list, depth, openDepth) {
+    const repeat = /** @type {import('../../js/name-tree.js').Repeat} */ (run.repeat)
+    const count = repeat.members.length
+    // `experts.{0..383}`: each member is named by the prefix and its number.
+    const prefix = run.name.slice(0, run.name.lastIndexOf('{'))
+    const item = el('li', { class: 'tree-repeat-note' },
+      el('span', { class: 'muted' }, `${formatCount(count)} alike, each as ${escapeInvisible(repeat.members[0].path)} below: `),
+      el('button', {
+        type: 'button', class: 'link', text: `list the ${formatCount(count)} one by one`,
+        onclick: () => {
+          /** @type {TreeNode} */
+          const each = { ...run, children: repeat.members.map((m) => ({ ...m, name: `${prefix}${m.name}` })) }
+          delete each.repeat
+          list.replaceChildren()
+          this.#fill({ ul: list, group: each, depth, from: 0 }, openDepth, { left: TREE_NODES })
+          list.closest('details')?.classList.remove('tree-repeat')
+        },
+      }))
+    return item
   }
 
   /** The line under a group's first children: how many more, and a button to draw them. @param {Fill} next @param {number} openDepth */
@@ -158,8 +205,8 @@ export class TensorTree {
       ...visible(n.name)),
     r.quant
       ? el('span', { class: 'tree-meta mono' }, schemeBadge(r.quant.scheme), ` ${formatShape(r.shape)}`)
-      : el('span', { class: 'tree-meta mono', text: `${r.dtype} ${formatShape(r.shape)}` }),
-    el('span', { class: 'tree-size', text: formatBytes(r.byteLength) }))
+      : el('span', { class: 'tree-meta mono', text: r.pending ? UNKNOWN : `${r.dtype} ${formatShape(r.shape)}` }),
+    el('span', { class: 'tree-size', text: r.pending ? UNKNOWN : formatBytes(r.byteLength) }))
     if (!r.quant) return el('li', {}, leaf)
     const parts = r.quant.parts
     return el('li', {}, leaf, el('details', { class: 'tree-parts', open: parts.some((p) => this.selectedPart && p.name === this.selected) },
@@ -186,5 +233,31 @@ export class TensorTree {
         b.removeAttribute('aria-current')
       }
     }
+  }
+}
+
+/** A group's count: its tensors, or for a folded run, how many alike groups of how many tensors. @param {TreeNode} g */
+function groupMeta(g) {
+  if (!g.repeat) return `${formatCount(g.tensors)} ${g.tensors === 1 ? 'tensor' : 'tensors'}`
+  const count = g.repeat.members.length
+  const each = g.tensors / count
+  return `${formatCount(count)} × ${formatCount(each)} ${each === 1 ? 'tensor' : 'tensors'}`
+}
+
+/**
+ * How many levels can be open at once with at most `lines` groups and tensors showing (at least 1).
+ * @param {TreeNode} root @param {number} lines
+ */
+function levelsWithin(root, lines) {
+  let level = root.children
+  let shown = level.length
+  let depth = 1
+  for (;;) {
+    if (shown >= lines) return depth
+    const next = level.flatMap((n) => n.children)
+    if (next.length === 0 || shown + next.length > lines) return depth
+    shown += next.length
+    level = next
+    depth++
   }
 }
