@@ -8,7 +8,6 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { formatBytes } from '../format.js'
-import { CONCURRENCY } from '../io/http.js'
 import { pool } from '../io/pool.js'
 import { overview } from '../overview.js'
 
@@ -21,8 +20,11 @@ import { overview } from '../overview.js'
  *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
  */
 
-/** Shard headers read at once when finding which shards fail: as loadHeaders reads them. */
-const SHARD_CONCURRENCY = CONCURRENCY
+/**
+ * Shard headers read at once: what loadHeaders reads at once in Node (js/sharded.js), given to
+ * it, and used when finding which shards fail.
+ */
+export const SHARD_CONCURRENCY = 256
 
 /** Options every command takes (node:util parseArgs form). */
 export const COMMON_OPTIONS = /** @type {const} */ ({
@@ -237,7 +239,7 @@ function isShardFailure(error) {
  */
 export async function loadShardHeaders(f, bar, partial) {
   try {
-    await f.loadHeaders({ onProgress: ({ loaded, total }) => bar.update(loaded, total) })
+    await f.loadHeaders({ concurrency: SHARD_CONCURRENCY, onProgress: ({ loaded, total }) => bar.update(loaded, total) })
     return []
   } catch (error) {
     if (!partial || !isShardFailure(error)) throw error

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { CONCURRENCY } from '../../js/io/http.js'
+import { SHARD_CONCURRENCY } from '../../js/cli/common.js'
 import { startServer } from './http-server.js'
 import { deepseek163, glm282, kimiK2, makeShardedSet, serveSet, writeSet } from './sharded-fixtures.js'
 
@@ -73,8 +73,8 @@ test('inspect of 282 shards with 100,000-byte headers over HTTP: every count and
     const log = server.stats.log.filter((e) => e.path.startsWith('/glm/'))
     assert.equal(log.length, 283)
     assert.equal(new Set(log.map((e) => e.path)).size, 283)
-    // At most CONCURRENCY shard requests at once (+1: the index's answer may not have closed yet).
-    assert.ok(server.stats.maxInFlight <= CONCURRENCY + 1, `${server.stats.maxInFlight} requests at once`)
+    // At most SHARD_CONCURRENCY shard requests at once (+1: the index's answer may not have closed yet).
+    assert.ok(server.stats.maxInFlight <= SHARD_CONCURRENCY + 1, `${server.stats.maxInFlight} requests at once`)
     assert.ok(server.stats.maxInFlight > 1, 'headers are fetched concurrently')
 
     const text = await run('inspect', url)
