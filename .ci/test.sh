@@ -39,13 +39,13 @@ wasm_suite() {
 
 fuzz() {
   CXX=clang++ cmake -S . -B build/fuzz -DST_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    cmake --build build/fuzz --target fuzz_header fuzz_slice -- -j2 2>&1 | { grep -E "error|warning" || true; } || return 1
+    cmake --build build/fuzz --target fuzz_header fuzz_slice fuzz_index -- -j2 2>&1 | { grep -E "error|warning" || true; } || return 1
   local seeds=build/fuzz/seeds
   mkdir -p "$seeds"
   node tests/fuzz/make-seeds.js "$seeds" || return 1
   [ -d ../shared/corpus/reference ] && cp ../shared/corpus/reference/*.safetensors "$seeds"/
   local target ok=0
-  for target in fuzz_header fuzz_slice; do
+  for target in fuzz_header fuzz_slice fuzz_index; do
     mkdir -p "build/fuzz/corpus-$target"
     echo "$target: ${FUZZ_SECONDS}s"
     build/fuzz/$target -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 -artifact_prefix=build/fuzz/ \

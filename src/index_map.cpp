@@ -143,6 +143,7 @@ bool IndexParser::feed(const uint8_t* p, size_t n) {
   if (n > kMaxBytes - base_)
     return fail(base_, "the index is over 4 GiB; real ones are at most tens of MB");
   captureFrom_ = 0;
+  for (size_t k = 0; headLength_ < sizeof head_ && k < n; ++k) head_[headLength_++] = p[k];
   size_t i = 0;
   while (i < n && !error_) {
     switch (state_) {
@@ -163,8 +164,12 @@ bool IndexParser::feed(const uint8_t* p, size_t n) {
         } else if (bomRead_ == 0) {
           state_ = State::Start;
         } else {
-          notAnIndex(p, n, i);
+          notAnIndex(at(i), p[i]);
         }
+        break;
+      case State::Rejected:
+        notAnIndex(0, head_[0]);
+        i = n;
         break;
       default:
         while (i < n && isSpace(p[i])) {
@@ -173,7 +178,8 @@ bool IndexParser::feed(const uint8_t* p, size_t n) {
         }
         if (i == n) break;
         if (state_ == State::Start && p[i] != '{') {
-          notAnIndex(p, n, i);
+          notAnIndex(at(i), p[i]);
+          i = n;
           break;
         }
         structural(p, i);
@@ -187,12 +193,17 @@ bool IndexParser::feed(const uint8_t* p, size_t n) {
   return true;
 }
 
-void IndexParser::notAnIndex(const uint8_t* p, size_t n, size_t i) {
-  const uint8_t b = p[i];
+void IndexParser::notAnIndex(uint64_t offset, uint8_t b, bool final) {
+  // At the first byte, the first 9 tell a shard: wait for them, so that the message does not
+  // depend on how the input is split.
+  if (offset == 0 && headLength_ < sizeof head_ && !final) {
+    state_ = State::Rejected;
+    return;
+  }
   std::string why;
-  if (at(i) == 0 && n >= 9 && p[8] == '{') {
+  if (offset == 0 && headLength_ == sizeof head_ && head_[8] == '{') {
     uint64_t length = 0;
-    for (int k = 7; k >= 0; --k) length = length << 8 | p[k];
+    for (int k = 7; k >= 0; --k) length = length << 8 | head_[k];
     why = "it looks like a .safetensors shard (an 8-byte header length, " + decimal(length) +
           ", then '{'), not the *.safetensors.index.json that lists the shards: open the index";
   } else if (b == '<') {
@@ -206,7 +217,8 @@ void IndexParser::notAnIndex(const uint8_t* p, size_t n, size_t i) {
         "it is not JSON; is it a .safetensors shard (they start with an 8-byte header length) "
         "rather than the *.safetensors.index.json?";
   }
-  fail(at(i), "the index starts with " + byteText(b) + " where an index starts with '{': " + why);
+  fail(offset, (offset == 0 ? "the index starts with " : "byte " + decimal(offset) + " is ") +
+                   byteText(b) + " where an index starts with '{': " + why);
 }
 
 void IndexParser::structural(const uint8_t* p, size_t i) {
@@ -587,6 +599,7 @@ size_t IndexParser::numberBytes(const uint8_t* p, size_t n, size_t i) {
 bool IndexParser::finish() {
   if (error_) return false;
   if (finished_) return true;
+  if (state_ == State::Rejected) return notAnIndex(0, head_[0], true), false;
   if (state_ == State::Bom || state_ == State::Start)
     return fail(base_, base_ == 0 ? "the index is empty (0 bytes)"
                                   : "the index has " + decimal(base_) + " bytes and no JSON");

@@ -95,6 +95,7 @@ class IndexParser {
   enum class State : uint8_t {
     Bom,         // the first bytes: a BOM (EF BB BF) is skipped
     Start,       // before the top-level '{'
+    Rejected,    // the first byte is no '{': the first 9 are read to say what the input is
     KeyOrEnd,    // after '{'
     Key,         // after ',' in an object
     Colon,       // after a key
@@ -123,7 +124,7 @@ class IndexParser {
 
   bool fail(uint64_t at, std::string message, std::string tensor = {});
   bool syntax(uint64_t at, uint8_t found, const char* expected);
-  void notAnIndex(const uint8_t* p, size_t n, size_t i);
+  void notAnIndex(uint64_t offset, uint8_t b, bool final = false);
   void structural(const uint8_t* p, size_t i);
   void startValue(const uint8_t* p, size_t i);
   void open(bool array, size_t i);
@@ -159,6 +160,8 @@ class IndexParser {
   bool nameAscii_ = true;     // the current name is ASCII
   bool allAscii_ = true;      // every name is ASCII (its UTF-16 length is its UTF-8 length)
   uint8_t bomRead_ = 0;
+  uint8_t head_[9] = {};  // the first bytes, to tell a shard from an index
+  uint8_t headLength_ = 0;
   uint8_t literalPos_ = 0;
   uint8_t utf8Need_ = 0, utf8Lo_ = 0, utf8Hi_ = 0;  // a UTF-8 sequence across chunks
   uint8_t hexDigits_ = 0;
