@@ -168,6 +168,8 @@ export class TensorTable {
     this.drawn = { first: 0, last: 0 }
     /** Whether the row height is to be measured at the next draw (new rows, lines or width). */
     this.remeasure = true
+    /** @type {number | null} the line at the top of the view when the row height changed */
+    this.anchor = null
 
     this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true', tabindex: '-1' })
     this.head = el('thead')
@@ -402,8 +404,14 @@ export class TensorTable {
   /** Draws the lines in view (all of them for a small table), keeping the focus if it was in the table. */
   #draw() {
     const count = this.lineRow.length
-    const g = this.#geometry()
+    let g = this.#geometry()
     this.sizer.style.height = `${this.headHeight + g.sizer}px`
+    if (this.anchor !== null) {
+      // The row height changed: the line at the top of the view stays there.
+      this.element.scrollTop = (this.anchor * this.rowHeight) / g.scale
+      this.anchor = null
+      g = this.#geometry()
+    }
     let first = 0
     let last = count
     if (count > DRAW_ALL) {
@@ -440,6 +448,7 @@ export class TensorTable {
     if (row <= 0) return false  // not shown: measured once it is
     this.remeasure = false
     if (Math.abs(row - this.rowHeight) < 0.5 && Math.abs(head - this.headHeight) < 0.5) return false
+    this.anchor = this.#geometry().offset / this.rowHeight
     this.rowHeight = row
     this.headHeight = head
     this.element.style.scrollPaddingTop = `${head}px`
