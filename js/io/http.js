@@ -515,8 +515,14 @@ async function* fetchRange(state, from, end, signal) {
       midBody = true
       const start = position
       for (;;) {
-        const { done, value } = await reader.read()
-        if (done) { reader = null; break }
+        // With every byte in, the answer is still read to its end (a browser's network panel
+        // shows it complete, Node keeps the connection), unless the reader leaves meanwhile: an
+        // abort then ends the wait, which a body that never ends would otherwise hold forever.
+        const { done, value } = position === end ? await endOrAbort(reader, signal) : await reader.read()
+        if (done) {
+          if (!signal?.aborted) reader = null
+          break
+        }
         let chunk = value
         if (skip > 0) {
           if (chunk.length <= skip) { skip -= chunk.length; continue }
@@ -540,6 +546,23 @@ async function* fetchRange(state, from, end, signal) {
       else if (response && !response.bodyUsed) response.body?.cancel().catch(() => {})
     }
   }
+}
+
+/**
+ * The reader's next answer, or done as soon as `signal` aborts.
+ * @param {ReadableStreamDefaultReader<Uint8Array>} reader @param {AbortSignal | undefined} signal
+ * @returns {Promise<ReadableStreamReadResult<Uint8Array>>}
+ */
+function endOrAbort(reader, signal) {
+  if (!signal) return reader.read()
+  /** @type {() => void} */
+  let onAbort = () => {}
+  const aborted = new Promise((resolve) => {
+    onAbort = () => resolve(/** @type {ReadableStreamReadResult<Uint8Array>} */ ({ done: true, value: undefined }))
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+  })
+  return Promise.race([reader.read(), aborted]).finally(() => signal.removeEventListener('abort', onAbort))
 }
 
 /** @param {State} state @param {Uint8Array} prefix the file's first bytes, kept

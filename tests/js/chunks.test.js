@@ -247,6 +247,11 @@ test('chunks over a URL: one request per tensor, poured into the two buffers as 
     assert.deepEqual(await gather(f.chunks('small', { chunkBytes: 100 })), TENSORS.f32.data)
     assert.deepEqual(await gather(f.chunks('big', { chunkBytes: 3000, slice: '100:7000' })), big.subarray(100, 7000))
     await stopsEarly(f, core, before, 1 << 20)
+    // Leaving at the last piece (here the only one: the default 4 MiB holds the tensor) returns
+    // at once, though the answer is still being read to its end.
+    for await (const { data } of f.chunks('big', { chunkBytes: 8 << 20 })) if (data.length === big.length) break
+    for await (const { offset } of f.chunks('big', { chunkBytes: 1 << 20 })) if (offset === 4 << 20) break
+    assert.equal(heapInUse(core), before, 'both buffers freed on a break at the last piece')
     server.addFile('/m.safetensors', file.subarray(0, file.length - 1000))
     await fails(async () => { for await (const _ of f.chunks('big', { chunkBytes: 1 << 20 })) void _ }, 'SourceChanged')
     assert.equal(heapInUse(core), before, 'both buffers freed on a failed read')
