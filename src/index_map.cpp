@@ -1,5 +1,7 @@
 #include "index_map.hpp"
 
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -37,11 +39,17 @@ bool utf8Lead(uint8_t b, uint8_t& need, uint8_t& lo, uint8_t& hi) {
   return b >= 0xC2 && b <= 0xF4;
 }
 
-std::string byteText(uint8_t b) {
-  if (b > 0x20 && b < 0x7f) return std::string("'") + static_cast<char>(b) + "'";
-  static const char hex[] = "0123456789ABCDEF";
-  return std::string("byte 0x") + hex[b >> 4] + hex[b & 15];
+// A byte as messages show it: 'x' when printable ASCII, else byte 0xNN.
+struct ByteText {
+  char text[12];
+};
+ByteText byteText(uint8_t b) {
+  ByteText t;
+  std::snprintf(t.text, sizeof t.text, b > 0x20 && b < 0x7f ? "'%c'" : "byte 0x%02X", b);
+  return t;
 }
+
+using ull = unsigned long long;
 
 std::string quoted(std::string_view s) {
   std::string out;
@@ -125,16 +133,25 @@ bool safeShardPath(std::string_view path) {
   }
 }
 
-bool IndexParser::fail(uint64_t offset, std::string message, std::string tensor) {
-  if (!error_)
-    error_ = makeError(ErrorCode::InvalidIndex, offset, std::move(message), std::move(tensor));
+// Messages are printf formats (the module's snprintf is small_printf.hpp's): a call per message
+// is far less code than building each from strings.
+bool IndexParser::fail(uint64_t offset, const char* format, ...) {
+  if (error_) return false;
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  std::string message(static_cast<size_t>(std::vsnprintf(nullptr, 0, format, args)), '\0');
+  std::vsnprintf(&message[0], message.size() + 1, format, again);
+  va_end(again);
+  va_end(args);
+  error_ = makeError(ErrorCode::InvalidIndex, offset, std::move(message));
   return false;
 }
 
 bool IndexParser::syntax(uint64_t offset, uint8_t found, const char* expected) {
-  return fail(offset, "not valid JSON at line " + decimal(line_) + ", column " +
-                          decimal(offset - lineStart_ + 1) + " (byte " + decimal(offset) +
-                          "): expected " + expected + ", found " + byteText(found));
+  return fail(offset, "not valid JSON at line %llu, column %llu (byte %llu): expected %s, found %s",
+              ull(line_), ull(offset - lineStart_ + 1), ull(offset), expected,
+              byteText(found).text);
 }
 
 bool IndexParser::feed(const uint8_t* p, size_t n) {
@@ -200,25 +217,24 @@ void IndexParser::notAnIndex(uint64_t offset, uint8_t b, bool final) {
     state_ = State::Rejected;
     return;
   }
-  std::string why;
-  if (offset == 0 && headLength_ == sizeof head_ && head_[8] == '{') {
-    uint64_t length = 0;
-    for (int k = 7; k >= 0; --k) length = length << 8 | head_[k];
-    why = "it looks like a .safetensors shard (an 8-byte header length, " + decimal(length) +
-          ", then '{'), not the *.safetensors.index.json that lists the shards: open the index";
-  } else if (b == '<') {
-    why =
-        "it looks like an HTML or XML page; on the Hugging Face Hub, a /resolve/ URL gives the "
-        "file itself";
-  } else if (b == '[' || b == '"' || b == 't' || b == 'f' || b == 'n') {
-    why = "it is JSON, but an index is an object: {\"weight_map\": {...}}";
-  } else {
-    why =
-        "it is not JSON; is it a .safetensors shard (they start with an 8-byte header length) "
-        "rather than the *.safetensors.index.json?";
-  }
-  fail(offset, (offset == 0 ? "the index starts with " : "byte " + decimal(offset) + " is ") +
-                   byteText(b) + " where an index starts with '{': " + why);
+  const char* why =
+      b == '<' ? "it looks like an HTML or XML page; on the Hugging Face Hub, a /resolve/ URL "
+                 "gives the file itself"
+      : b == '[' || b == '"' || b == 't' || b == 'f' || b == 'n'
+          ? "it is JSON, but an index is an object: {\"weight_map\": {...}}"
+          : "it is not JSON; is it a .safetensors shard (they start with an 8-byte header "
+            "length) rather than the *.safetensors.index.json?";
+  uint64_t length = 0;
+  for (int k = 7; k >= 0; --k) length = length << 8 | head_[k];
+  if (offset == 0 && headLength_ == sizeof head_ && head_[8] == '{')
+    fail(0,
+         "the index starts with %s where an index starts with '{': it looks like a "
+         ".safetensors shard (an 8-byte header length, %llu, then '{'), not the "
+         "*.safetensors.index.json that lists the shards: open the index",
+         byteText(b).text, ull(length));
+  else
+    fail(offset, "the index's first character is %s (byte %llu) where an index starts with '{': %s",
+         byteText(b).text, ull(offset), why);
 }
 
 void IndexParser::structural(const uint8_t* p, size_t i) {
@@ -257,8 +273,10 @@ void IndexParser::structural(const uint8_t* p, size_t i) {
         syntax(at(i), b, array ? "',' or ']'" : "',' or '}'");
       return;
     case State::Done:
-      fail(at(i), "bytes after the index's closing '}' at byte " + decimal(at(i)) + " (found " +
-                      byteText(b) + "): two indexes in one file, or a corrupt end");
+      fail(at(i),
+           "bytes after the index's closing '}' at byte %llu (found %s): two indexes in one "
+           "file, or a corrupt end",
+           ull(at(i)), byteText(b).text);
       return;
     default: return;
   }
@@ -268,15 +286,19 @@ void IndexParser::startValue(const uint8_t* p, size_t i) {
   const uint8_t b = p[i];
   Role role = Role::Other;
   if (depth_ == 1 && top_ == Top::WeightMap && b != '{') {
-    fail(at(i), "\"weight_map\" is not an object (it starts with " + byteText(b) +
-                    "): an index maps each tensor name to its shard file, {\"weight_map\": "
-                    "{\"model.embed_tokens.weight\": \"model-00001-of-00002.safetensors\", ...}}");
+    fail(at(i),
+         "\"weight_map\" is not an object (it starts with %s): an index maps each tensor "
+         "name to its shard file, {\"weight_map\": {\"model.embed_tokens.weight\": "
+         "\"model-00001-of-00002.safetensors\", ...}}",
+         byteText(b).text);
     return;
   }
   if (depth_ == 1 && top_ == Top::Metadata) {
     if (b != '{' && b != 'n') {
-      fail(at(i), "\"metadata\" is not an object or null (it starts with " + byteText(b) +
-                      "): an index's metadata is an object such as {\"total_size\": 4305}");
+      fail(at(i),
+           "\"metadata\" is not an object or null (it starts with %s): an index's metadata "
+           "is an object such as {\"total_size\": 4305}",
+           byteText(b).text);
       return;
     }
     capturing_ = true;
@@ -285,8 +307,7 @@ void IndexParser::startValue(const uint8_t* p, size_t i) {
   if (depth_ == 2 && inWeightMap_ && !skipEntries_) {
     if (b == '"')
       role = Role::ShardPath;
-    else if (!entryError("the shard of " + quoted(name_) + " is not a string (it starts with " +
-                         byteText(b) + "): weight_map's values are shard file names"))
+    else if (!entryError(b))
       return;
   }
   switch (b) {
@@ -311,8 +332,8 @@ void IndexParser::startValue(const uint8_t* p, size_t i) {
 
 void IndexParser::open(bool array, size_t i) {
   if (depth_ == kMaxDepth) {
-    fail(at(i), "arrays and objects nest deeper than " + decimal(kMaxDepth) + " levels at byte " +
-                    decimal(at(i)));
+    fail(at(i), "arrays and objects nest deeper than %u levels at byte %llu", kMaxDepth,
+         ull(at(i)));
     return;
   }
   ++depth_;
@@ -357,8 +378,9 @@ size_t IndexParser::stringBytes(const uint8_t* p, size_t n, size_t i) {
     if (utf8Need_) {
       const uint8_t b = p[i];
       if (b < utf8Lo_ || b > utf8Hi_) {
-        fail(at(i), "byte " + decimal(at(i)) + " (" + byteText(b) +
-                        ") breaks a UTF-8 sequence in a string: the index must be UTF-8 text");
+        fail(at(i),
+             "byte %llu (%s) breaks a UTF-8 sequence in a string: the index must be UTF-8 text",
+             ull(at(i)), byteText(b).text);
         return n;
       }
       if (decode) *out_ += static_cast<char>(b);
@@ -389,13 +411,15 @@ size_t IndexParser::stringBytes(const uint8_t* p, size_t n, size_t i) {
     if (b == '\\') {
       escape_ = Escape::Backslash;
     } else if (b < 0x20) {
-      fail(at(i - 1), "a raw control character (" + byteText(b) + ") in a string at byte " +
-                          decimal(at(i - 1)) + ": JSON writes it escaped (\\n, \\u0000...)");
+      fail(at(i - 1),
+           "a raw control character (%s) in a string at byte %llu: JSON writes it escaped "
+           "(\\n, \\u0000...)",
+           byteText(b).text, ull(at(i - 1)));
       return n;
     } else if (!utf8Lead(b, utf8Need_, utf8Lo_, utf8Hi_)) {
       utf8Need_ = 0;
-      fail(at(i - 1), "byte " + decimal(at(i - 1)) + " (" + byteText(b) +
-                          ") cannot start a UTF-8 character: the index must be UTF-8 text");
+      fail(at(i - 1), "byte %llu (%s) cannot start a UTF-8 character: the index must be UTF-8 text",
+           ull(at(i - 1)), byteText(b).text);
       return n;
     } else {
       nonAscii_ = true;
@@ -411,7 +435,7 @@ bool IndexParser::escapeByte(uint8_t b, uint64_t offset) {
                            : (b | 0x20) >= 'a' && (b | 0x20) <= 'f' ? (b | 0x20) - 'a' + 10
                                                                     : 16;
     if (digit == 16)
-      return fail(offset, "\\u takes 4 hex digits; byte " + decimal(offset) + " is " + byteText(b));
+      return fail(offset, "\\u takes 4 hex digits; byte %llu is %s", ull(offset), byteText(b).text);
     hexValue_ = hexValue_ << 4 | digit;
     if (++hexDigits_ < 4) return true;
     escape_ = Escape::None;
@@ -427,10 +451,10 @@ bool IndexParser::escapeByte(uint8_t b, uint64_t offset) {
   }
   const char* known = b ? std::strchr(from, b) : nullptr;
   if (!known)
-    return fail(offset, "\\" + std::string(1, static_cast<char>(b)) + " at byte " +
-                            decimal(offset - 1) +
-                            " is not a JSON escape (they are \\\" \\\\ \\/ \\b \\f \\n \\r \\t "
-                            "\\uXXXX)");
+    return fail(offset,
+                "%s after the '\\' at byte %llu is no JSON escape (they are \\\" \\\\ \\/ \\b "
+                "\\f \\n \\r \\t \\uXXXX)",
+                byteText(b).text, ull(offset - 1));
   escape_ = Escape::None;
   if (role_ == Role::Other) return true;
   if (highSurrogate_ && !loneSurrogate(offset)) return false;
@@ -457,18 +481,15 @@ void IndexParser::codeUnit(uint32_t u, uint64_t offset) {
 }
 
 bool IndexParser::loneSurrogate(uint64_t offset) {
-  static const char hex[] = "0123456789abcdef";
   const uint32_t u = highSurrogate_;
   highSurrogate_ = 0;
   if (role_ == Role::Name || role_ == Role::ShardPath) {
-    std::string escape = "\\u";
-    for (int shift = 12; shift >= 0; shift -= 4) escape += hex[u >> shift & 15];
-    return fail(offset,
-                std::string("a lone surrogate ") + escape + " in the " +
-                    (role_ == Role::Name ? "tensor name" : "shard path") + " at byte " +
-                    decimal(stringAt_) +
-                    ": it is no Unicode text, so no shard's header can hold it",
-                role_ == Role::Name ? std::string() : name_);
+    fail(offset,
+         "a lone surrogate \\u%04x in the %s at byte %llu: it is no Unicode text, so no "
+         "shard's header can hold it",
+         u, role_ == Role::Name ? "tensor name" : "shard path", ull(stringAt_));
+    if (role_ == Role::ShardPath) error_.tensor = name_;
+    return false;
   }
   *out_ += "\xEF\xBF\xBD";  // a top-level key, compared only: U+FFFD will do
   return true;
@@ -478,8 +499,10 @@ void IndexParser::stringDone(const uint8_t* p, size_t i) {
   if (role_ == Role::TopKey) {
     const bool weightMap = name_ == "weight_map", metadata = name_ == "metadata";
     if ((weightMap && sawWeightMap_) || (metadata && sawMetadata_)) {
-      fail(stringAt_, quoted(name_) + " appears twice at the top level (again at byte " +
-                          decimal(stringAt_) + "): which one is meant is unclear");
+      fail(stringAt_,
+           "%s appears twice at the top level (again at byte %llu): which one is meant "
+           "is unclear",
+           quoted(name_).c_str(), ull(stringAt_));
       return;
     }
     sawWeightMap_ |= weightMap;
@@ -498,35 +521,37 @@ void IndexParser::stringDone(const uint8_t* p, size_t i) {
 }
 
 uint32_t IndexParser::intern() {
-  if (lastShard_ != kNone && shards_[lastShard_].path == value_) return lastShard_;
+  if (lastShard_ != kNone && path(lastShard_) == value_) return lastShard_;
+  const size_t mask = shardHash_.size() - 1;
   if ((shards_.size() + 1) * 2 > shardHash_.size()) {
     shardHash_.assign(shardHash_.empty() ? 64 : shardHash_.size() * 2, 0);
     for (uint32_t id = 0; id < shards_.size(); ++id) {
-      const std::string& path = shards_[id].path;
-      size_t pos = hashBytes(reinterpret_cast<const uint8_t*>(path.data()), path.size()) &
-                   (shardHash_.size() - 1);
-      while (shardHash_[pos]) pos = (pos + 1) & (shardHash_.size() - 1);
-      shardHash_[pos] = id + 1;
+      const std::string_view known = path(id);
+      size_t pos = hashBytes(reinterpret_cast<const uint8_t*>(known.data()), known.size());
+      while (shardHash_[pos & (shardHash_.size() - 1)]) ++pos;
+      shardHash_[pos & (shardHash_.size() - 1)] = id + 1;
     }
+    return intern();
   }
-  size_t pos = hashBytes(reinterpret_cast<const uint8_t*>(value_.data()), value_.size()) &
-               (shardHash_.size() - 1);
-  for (; shardHash_[pos]; pos = (pos + 1) & (shardHash_.size() - 1))
-    if (shards_[shardHash_[pos] - 1].path == value_) return shardHash_[pos] - 1;
+  size_t pos = hashBytes(reinterpret_cast<const uint8_t*>(value_.data()), value_.size()) & mask;
+  for (; shardHash_[pos]; pos = (pos + 1) & mask)
+    if (path(shardHash_[pos] - 1) == value_) return shardHash_[pos] - 1;
   const uint32_t id = static_cast<uint32_t>(shards_.size());
   shardHash_[pos] = id + 1;
-  Shard shard;
-  shard.path = value_;
+  Shard shard = {};
+  shard.pathOffset = static_cast<uint32_t>(paths_.size());
+  shard.pathLength = static_cast<uint32_t>(value_.size());
   shard.firstAt = stringAt_;
   shard.firstName = store_.size();
-  shards_.push_back(std::move(shard));
+  shards_.push_back(shard);
+  paths_ += value_;
   if (firstUnsafe_ == kNone && !safeShardPath(value_)) firstUnsafe_ = id;
   return id;
 }
 
 void IndexParser::addEntry() {
   if (store_.size() == kMaxNames)
-    return void(fail(entryAt_, "more than " + decimal(kMaxNames) + " names in weight_map"));
+    return void(fail(entryAt_, "more than %u names in weight_map", kMaxNames));
   const uint32_t id = lastShard_ = intern();
   store_.add(name_, id, static_cast<uint32_t>(entryAt_));
   Shard& shard = shards_[id];
@@ -537,12 +562,16 @@ void IndexParser::addEntry() {
   namesLength_ += name_.size();
 }
 
-bool IndexParser::entryError(std::string message) {
+bool IndexParser::entryError(uint8_t b) {
   // JS checks entries in order once JSON.parse succeeded: a shard path refused earlier in
   // weight_map is its verdict then, which finish() can only give once the text is all read.
-  if (firstUnsafe_ == kNone) return fail(entryAt_, std::move(message), name_);
-  skipEntries_ = true;
-  return true;
+  if (firstUnsafe_ != kNone) return skipEntries_ = true;
+  fail(entryAt_,
+       "the shard of %s is not a string (it starts with %s): weight_map's values are "
+       "shard file names",
+       quoted(name_).c_str(), byteText(b).text);
+  error_.tensor = name_;
+  return false;
 }
 
 size_t IndexParser::numberBytes(const uint8_t* p, size_t n, size_t i) {
@@ -556,8 +585,8 @@ size_t IndexParser::numberBytes(const uint8_t* p, size_t n, size_t i) {
         break;
       case Num::Zero:
         if (digit)
-          return fail(at(i), "a number with a leading zero at byte " + decimal(at(i) - 1) +
-                                 ": JSON has none"),
+          return fail(at(i), "a number with a leading zero at byte %llu: JSON has none",
+                      ull(at(i) - 1)),
                  n;
         [[fallthrough]];
       case Num::Int:
@@ -601,17 +630,17 @@ bool IndexParser::finish() {
   if (finished_) return true;
   if (state_ == State::Rejected) return notAnIndex(0, head_[0], true), false;
   if (state_ == State::Bom || state_ == State::Start)
-    return fail(base_, base_ == 0 ? "the index is empty (0 bytes)"
-                                  : "the index has " + decimal(base_) + " bytes and no JSON");
+    return fail(base_, "the index has %llu bytes and no JSON%s", ull(base_),
+                base_ ? "" : ": it is empty");
   if (state_ != State::Done) {
     const char* inside = state_ == State::String    ? " inside a string"
                          : state_ == State::Number  ? " inside a number"
                          : state_ == State::Literal ? " inside a literal"
                                                     : "";
-    return fail(base_, "the index ends at byte " + decimal(base_) + inside + " with " +
-                           decimal(depth_) +
-                           " objects or arrays still open: it was cut short (an interrupted "
-                           "download?)");
+    return fail(base_,
+                "the index ends at byte %llu%s with %u objects or arrays still open: it "
+                "was cut short (an interrupted download?)",
+                ull(base_), inside, depth_);
   }
   if (!sawWeightMap_)
     return fail(base_,
@@ -621,22 +650,22 @@ bool IndexParser::finish() {
   NameStore::Repeat repeat;
   const bool unique = store_.seal(repeat);
   if (firstUnsafe_ != kNone && (unique || shards_[firstUnsafe_].firstName <= repeat.second)) {
-    error_ = makeError(ErrorCode::UnsafeShardPath, shards_[firstUnsafe_].firstAt,
-                       "shard path " + quoted(shards_[firstUnsafe_].path) +
-                           " is not a relative path inside the index's folder (no scheme, no "
-                           "leading '/', no '.' or '..' segment, no '\\', '?' or '#')");
+    fail(shards_[firstUnsafe_].firstAt,
+         "shard path %s is not a relative path inside the index's folder (no scheme, no leading "
+         "'/', no '.' or '..' segment, no '\\', '?' or '#')",
+         quoted(path(firstUnsafe_)).c_str());
+    error_.code = ErrorCode::UnsafeShardPath;
     return false;
   }
   if (!unique) {
     const std::string name = store_.nameAt(repeat.first);
-    return fail(repeat.at,
-                quoted(name) + " is mapped twice in weight_map: entry " +
-                    decimal(repeat.first + 1) + " gives " +
-                    quoted(shards_[store_.shardAt(repeat.first)].path) + ", entry " +
-                    decimal(repeat.second + 1) + " (byte " + decimal(repeat.at) + ") " +
-                    quoted(shards_[store_.shardAt(repeat.second)].path) +
-                    "; keep one of them (a bad merge or hand edit?)",
-                name);
+    fail(repeat.at,
+         "%s is mapped twice in weight_map: entry %u gives %s, entry %u (byte %u) %s; "
+         "keep one of them (a bad merge or hand edit?)",
+         quoted(name).c_str(), repeat.first + 1, quoted(path(store_.shardAt(repeat.first))).c_str(),
+         repeat.second + 1, repeat.at, quoted(path(store_.shardAt(repeat.second))).c_str());
+    error_.tensor = name;
+    return false;
   }
   if (metadata_ == "null") metadata_.clear();
   std::string().swap(name_);
@@ -645,8 +674,7 @@ bool IndexParser::finish() {
 
   order_.resize(shards_.size());
   for (uint32_t id = 0; id < order_.size(); ++id) order_[id] = id;
-  mergeSort(order_,
-            [this](uint32_t a, uint32_t b) { return utf16Less(shards_[a].path, shards_[b].path); });
+  mergeSort(order_, [this](uint32_t a, uint32_t b) { return utf16Less(path(a), path(b)); });
   rank_.resize(order_.size());
   shardWords_.resize(order_.size() * kShardWords);
   uint32_t first = 0;
@@ -654,12 +682,11 @@ bool IndexParser::finish() {
     const Shard& shard = shards_[order_[k]];
     rank_[order_[k]] = k;
     uint32_t* words = &shardWords_[k * kShardWords];
-    words[kShardPathOffset] = static_cast<uint32_t>(paths_.size());
-    words[kShardPathLength] = static_cast<uint32_t>(shard.path.size());
+    words[kShardPathOffset] = shard.pathOffset;
+    words[kShardPathLength] = shard.pathLength;
     words[kShardFirstName] = first;
     words[kShardNameCount] = shard.names;
     words[kShardId] = order_[k];
-    paths_ += shard.path;
     first += shard.names;
   }
   finished_ = true;
@@ -704,7 +731,6 @@ size_t IndexParser::bytesInUse() const {
       (shardHash_.capacity() + order_.capacity() + rank_.capacity() + shardWords_.capacity()) *
           sizeof(uint32_t) +
       paths_.capacity() + metadata_.capacity() + name_.capacity() + value_.capacity();
-  for (const Shard& shard : shards_) n += shard.path.capacity();
   return n;
 }
 

@@ -30,7 +30,7 @@ enum IndexTablesWord : uint32_t {
   kIndexCount,           // names
   kIndexShardCount,      // shards
   kIndexShards,          // address of kShardWords words per shard, in path order
-  kIndexPaths,           // address of the shard paths' UTF-8, in path order, back to back
+  kIndexPaths,           // address of the shard paths' UTF-8, back to back (see kShardPathOffset)
   kIndexPathsLength,     // its bytes
   kIndexMetadata,        // address of the "metadata" object's JSON text
   kIndexMetadataLength,  // its bytes; 0 when there is none or it is null
@@ -62,7 +62,7 @@ class IndexParser {
   uint32_t count() const { return store_.size(); }
   uint32_t shardCount() const { return static_cast<uint32_t>(shards_.size()); }
   // Shard i in path order: sorted as JS sorts strings (by UTF-16 code units).
-  std::string_view shardPath(uint32_t i) const { return shards_[order_[i]].path; }
+  std::string_view shardPath(uint32_t i) const { return path(order_[i]); }
   // The path-order index of the shard holding `name`, or -1.
   int32_t shardOf(std::string_view name) const;
   // The "metadata" object's JSON text, as written; empty when absent or null.
@@ -114,15 +114,18 @@ class IndexParser {
   enum class Num : uint8_t { Minus, Zero, Int, Dot, Frac, E, ESign, Exp };
 
   struct Shard {
-    std::string path;
-    uint32_t names = 0;
-    uint64_t bytes = 0;      // its names' UTF-8
-    uint64_t units = 0;      // its names' UTF-16 code units
-    uint64_t firstAt = 0;    // byte offset of its first appearance
-    uint32_t firstName = 0;  // entry of its first appearance
+    uint32_t pathOffset, pathLength;  // in paths_
+    uint32_t names;
+    uint32_t firstName;  // entry of its first appearance
+    uint64_t bytes;      // its names' UTF-8
+    uint64_t units;      // its names' UTF-16 code units
+    uint64_t firstAt;    // byte offset of its first appearance
   };
 
-  bool fail(uint64_t at, std::string message, std::string tensor = {});
+  std::string_view path(uint32_t id) const {
+    return std::string_view(paths_).substr(shards_[id].pathOffset, shards_[id].pathLength);
+  }
+  bool fail(uint64_t at, const char* format, ...);
   bool syntax(uint64_t at, uint8_t found, const char* expected);
   void notAnIndex(uint64_t offset, uint8_t b, bool final = false);
   void structural(const uint8_t* p, size_t i);
@@ -139,7 +142,7 @@ class IndexParser {
   size_t numberBytes(const uint8_t* p, size_t n, size_t i);
   uint32_t intern();
   void addEntry();
-  bool entryError(std::string message);
+  bool entryError(uint8_t found);
   bool isArray(uint32_t depth) const { return (kinds_[depth / 64] >> (depth % 64)) & 1; }
   uint64_t at(size_t i) const { return base_ + i; }
 
@@ -187,7 +190,7 @@ class IndexParser {
   std::vector<uint32_t> order_;       // path order -> shard id
   std::vector<uint32_t> rank_;        // shard id -> path order
   std::vector<uint32_t> shardWords_;  // tables(): kShardWords per shard, path order
-  std::string paths_;                 // tables(): the paths in path order
+  std::string paths_;                 // every shard path, in order of first appearance
   uintptr_t tables_[kIndexWords] = {};
 };
 
