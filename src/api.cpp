@@ -205,8 +205,7 @@ bool StatsStream::start(uint32_t dtype, uint32_t bins, double elements) {
   bins_ = bins;
   if (dtype >= kDtypeCount) return false;
   const Dtype d = static_cast<Dtype>(dtype);
-  // A code table pays off once there are more values than codes (2^16 for 16 bits).
-  return acc_.start(d, bins, elements >= double(uint64_t{1} << dtypeBits(d)));
+  return acc_.start(d, bins, StatsAccumulator::codesPayOff(d, elements));
 }
 
 bool StatsStream::finish(uintptr_t out) {

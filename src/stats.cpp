@@ -246,9 +246,8 @@ void countCodes(unsigned bits, const uint8_t* src, size_t n, uint64_t* codes) {
 
 bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t bins, Stats& out) {
   if (elements > SIZE_MAX / 8) return false;
-  // Counting codes pays off once there are more values than codes (2^16 for 16 bits).
   StatsAccumulator acc;
-  if (!acc.start(dtype, bins, elements >= (uint64_t{1} << dtypeBits(dtype)))) return false;
+  if (!acc.start(dtype, bins, StatsAccumulator::codesPayOff(dtype, double(elements)))) return false;
   acc.add(data, elements);
   if (!acc.finish(out)) {
     acc.addHistogram(data, elements);

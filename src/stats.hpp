@@ -50,8 +50,9 @@ bool computeStats(Dtype dtype, const uint8_t* data, uint64_t elements, uint32_t 
 // The same statistics over a tensor handed in pieces (f.stats streams a tensor larger than the
 // heap through it), bit for bit what computeStats gives for the concatenated pieces, wherever
 // they are cut: pieces are gathered into fixed decode chunks (8 KiB of decoded values: 2048
-// values, 1024 for the types read as double) and the chunks merged in order. A piece that starts and ends on those chunks is read in
-// place; only the ends of others are copied (at most one chunk).
+// values, 1024 for the types read as double) and the chunks merged in order. A piece that starts
+// and ends on those chunks is read in place; only the ends of others are copied (at most one
+// chunk).
 //
 // The histogram needs min and max, known only at the end. For dtypes of at most 16 bits the
 // pass counts every code in a table (2^bits counts: 512 KiB for 16 bits) and bins the table at
@@ -80,6 +81,11 @@ class StatsAccumulator {
 
   // Whether `dtype` can have its histogram made in the first pass (at most 16 bits; not C64).
   static bool binsInOnePass(Dtype dtype);
+  // Whether a code table pays off for `elements` values of `dtype` (start's countCodes): one
+  // pass does, once there are more values than codes (2^16 for 16 bits).
+  static bool codesPayOff(Dtype dtype, double elements) {
+    return binsInOnePass(dtype) && elements >= double(uint64_t{1} << dtypeBits(dtype));
+  }
 
   // Mean and sum of squared deviations of the finite values seen so far, with their extremes.
   struct Moments {
