@@ -1,7 +1,7 @@
 // A sharded checkpoint's index (*.safetensors.index.json: {"metadata": {...}, "weight_map":
 // {"tensor name": "shard path", ...}}) parsed as it arrives, in chunks of any size, into compact
 // tables: names front-coded with a hash lookup (name_store.hpp), shard paths interned, the
-// "metadata" object kept as its JSON text. A 60 MB index of 500,000 names keeps about a fifth
+// "metadata" object kept as its JSON text. A 60 MB index of 500,000 names keeps about a sixth
 // of its bytes; no object per name.
 //
 // The verdicts are those of js/sharded.js over JSON.parse of the TextDecoder'd (fatal) text:

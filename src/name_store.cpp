@@ -22,6 +22,22 @@ uint32_t getVarint(const uint8_t*& p) {
   }
 }
 
+// An entry: varint (its suffix's length << 1 | 1 when a shard id follows), then, except at a
+// restart, varint the length of the prefix it shares with the previous name, then varint its
+// shard id when it differs from the previous entry's (always at a restart), then its suffix.
+struct Entry {
+  uint32_t shard;
+  size_t prefix, length;
+};
+
+// Reads the head of entry j at p; `e.shard` carries over from the previous entry unless given.
+void readEntry(const uint8_t*& p, uint32_t j, Entry& e) {
+  const uint32_t head = getVarint(p);
+  e.length = head >> 1;
+  e.prefix = j % NameStore::kBlock ? getVarint(p) : 0;
+  if (head & 1) e.shard = getVarint(p);
+}
+
 // 8 bytes at a time: consecutive names share long prefixes ("model.layers.12.mlp.experts.").
 size_t commonPrefix(const uint8_t* a, const uint8_t* b, size_t n) {
   size_t i = 0;
@@ -62,15 +78,17 @@ uint64_t hashBytes(const uint8_t* p, size_t n) {
 void NameStore::add(std::string_view name, uint32_t shard, uint32_t at) {
   hashes_.push_back(hash32(name));
   offsets_.push_back(at);
-  size_t prefix = 0;
-  if (count_ % kBlock == 0)
-    restarts_.push_back(static_cast<uint32_t>(bytes_.size()));
-  else
-    prefix = commonPrefix(bytesOf(last_), bytesOf(name),
-                          last_.size() < name.size() ? last_.size() : name.size());
-  putVarint(bytes_, shard);
-  putVarint(bytes_, static_cast<uint32_t>(prefix));
-  putVarint(bytes_, static_cast<uint32_t>(name.size() - prefix));
+  const bool restart = count_ % kBlock == 0;
+  const size_t prefix = restart
+                            ? 0
+                            : commonPrefix(bytesOf(last_), bytesOf(name),
+                                           last_.size() < name.size() ? last_.size() : name.size());
+  const bool newShard = restart || shard != lastShard_;
+  if (restart) restarts_.push_back(static_cast<uint32_t>(bytes_.size()));
+  putVarint(bytes_, static_cast<uint32_t>(name.size() - prefix) << 1 | newShard);
+  if (!restart) putVarint(bytes_, static_cast<uint32_t>(prefix));
+  if (newShard) putVarint(bytes_, shard);
+  lastShard_ = shard;
   bytes_.insert(bytes_.end(), bytesOf(name) + prefix, bytesOf(name) + name.size());
   last_.assign(name);
   ++count_;
@@ -89,7 +107,7 @@ void shrink(std::vector<T>& v) {  // shrink_to_fit does nothing without exceptio
 bool NameStore::seal(Repeat& repeat) {
   bool unique = true;
   if (count_) {
-    const uint32_t length = count_ + count_ / 3 + 1;
+    const uint32_t length = count_ + count_ / 4 + 1;
     tagBits_ = static_cast<uint32_t>(__builtin_clz(count_));  // 32 - the bits of count_
     const uint32_t tagMask = (1u << tagBits_) - 1;
     // Entries grouped by their hash's top 8 bits, which is by where they go in the table: each
@@ -129,12 +147,11 @@ bool NameStore::seal(Repeat& repeat) {
 std::string NameStore::nameAt(uint32_t i) const {
   const uint8_t* p = bytes_.data() + restarts_[i / kBlock];
   std::string name;
-  for (uint32_t j = i - i % kBlock; j <= i; ++j) {
-    getVarint(p);
-    name.resize(getVarint(p));
-    const size_t n = getVarint(p);
-    name.append(reinterpret_cast<const char*>(p), n);
-    p += n;
+  Entry e = {};
+  for (uint32_t j = i - i % kBlock; j <= i; p += e.length, ++j) {
+    readEntry(p, j, e);
+    name.resize(e.prefix);
+    name.append(reinterpret_cast<const char*>(p), e.length);
   }
   return name;
 }
@@ -148,31 +165,27 @@ bool NameStore::matches(uint32_t i, std::string_view name, uint32_t& shard) cons
   const uint8_t* p = bytes_.data() + restarts_[i / kBlock];
   // The entry decoded so far agrees with `name` on its first `match` bytes.
   size_t match = 0;
-  for (uint32_t j = i - i % kBlock;; ++j) {
-    const uint32_t s = getVarint(p);
-    const size_t prefix = getVarint(p);
-    const size_t n = getVarint(p);
-    if (match >= prefix) {
-      const size_t rest = name.size() - prefix;
-      match = prefix + commonPrefix(p, bytesOf(name) + prefix, n < rest ? n : rest);
+  Entry e = {};
+  for (uint32_t j = i - i % kBlock;; p += e.length, ++j) {
+    readEntry(p, j, e);
+    if (match >= e.prefix) {
+      const size_t rest = name.size() - e.prefix;
+      match =
+          e.prefix + commonPrefix(p, bytesOf(name) + e.prefix, e.length < rest ? e.length : rest);
     }
     if (j == i) {
-      shard = s;
-      return prefix + n == name.size() && match == name.size();
+      shard = e.shard;
+      return e.prefix + e.length == name.size() && match == name.size();
     }
-    p += n;
   }
 }
 
 uint32_t NameStore::shardAt(uint32_t i) const {
   const uint8_t* p = bytes_.data() + restarts_[i / kBlock];
-  for (uint32_t j = i - i % kBlock;; ++j) {
-    const uint32_t s = getVarint(p);
-    getVarint(p);
-    const size_t n = getVarint(p);
-    if (j == i) return s;
-    p += n;
-  }
+  Entry e = {};
+  for (uint32_t j = i - i % kBlock; j < i; p += e.length, ++j) readEntry(p, j, e);
+  readEntry(p, i, e);
+  return e.shard;
 }
 
 int64_t NameStore::find(std::string_view name, uint32_t& shard) const {
@@ -197,13 +210,13 @@ size_t NameStore::bytesInUse() const {
 
 bool NameStore::Reader::next(std::string_view& name, uint32_t& shard) {
   if (p_ == end_) return false;
-  shard = getVarint(p_);
-  const size_t prefix = getVarint(p_);
-  const size_t n = getVarint(p_);
-  name_.resize(prefix);
-  name_.append(reinterpret_cast<const char*>(p_), n);
-  p_ += n;
+  Entry e = {shard_, 0, 0};
+  readEntry(p_, entry_++, e);
+  name_.resize(e.prefix);
+  name_.append(reinterpret_cast<const char*>(p_), e.length);
+  p_ += e.length;
   name = name_;
+  shard = shard_ = e.shard;
   return true;
 }
 

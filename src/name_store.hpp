@@ -1,8 +1,9 @@
-// The tensor names of a sharded index, compact: 500,000 names take about a fifth of their text.
-// Names are front-coded in the order they were added (each entry: its shard id, the length of
-// the prefix it shares with the previous name, then the rest of its bytes; a full name every
-// kBlock entries, a restart point), and an open-addressing table maps the hash of a name to its
-// entry. A lookup decodes the candidate's block from its restart point, comparing as it goes.
+// The tensor names of a sharded index, compact: 500,000 names take about a sixth of their text.
+// Names are front-coded in the order they were added (each entry: the length of the prefix it
+// shares with the previous name, the rest of its bytes, its shard id when it changes; a full
+// name every kBlock entries, a restart point), and an open-addressing table maps the hash of a
+// name to its entry. A lookup decodes the candidate's block from its restart point, comparing as
+// it goes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +17,7 @@ uint64_t hashBytes(const uint8_t* p, size_t n);
 
 class NameStore {
  public:
-  static constexpr uint32_t kBlock = 16;
+  static constexpr uint32_t kBlock = 32;
 
   // A name added twice: the entries (first < second) and where the second was in the text.
   struct Repeat {
@@ -51,6 +52,7 @@ class NameStore {
     const uint8_t* p_;
     const uint8_t* end_;
     std::string name_;
+    uint32_t entry_ = 0, shard_ = 0;
   };
 
  private:
@@ -64,11 +66,12 @@ class NameStore {
   std::string last_;                // the previous name, while adding
   std::vector<uint32_t> hashes_;    // while adding: each entry's hash (32 bits)
   std::vector<uint32_t> offsets_;   // while adding: where each entry is in the text
-  // After seal: ((entry + 1) << tagBits_) | (the hash's low tagBits_ bits), 0 for empty; about
-  // 4/3 of size() long, probed from (hash * length) >> 32. The tag spares most decodes.
+  // After seal: ((entry + 1) << tagBits_) | (the hash's low tagBits_ bits), 0 for empty; 5/4
+  // of size() long, probed from (hash * length) >> 32. The tag spares most decodes.
   std::vector<uint32_t> table_;
   uint32_t count_ = 0;
   uint32_t tagBits_ = 0;
+  uint32_t lastShard_ = 0;  // the previous entry's, while adding
 };
 
 }  // namespace st

@@ -546,7 +546,7 @@ void roundTrip(uint32_t count, uint32_t shards, bool padded, size_t chunk) {
   const double perName = double(r.bytesInUse) / count;
   std::printf("index of %u names, %zu bytes: %llu bytes in use, %.2f per name\n", count,
               text.size(), static_cast<unsigned long long>(r.bytesInUse), perName);
-  CHECK(perName < 24);
+  CHECK(perName < 20);
 }
 
 }  // namespace
