@@ -3,10 +3,12 @@
 // would add about 9 KB gzipped to every page (docs/design.md, "Size budget"). Plain C exports
 // over handles rather than Embind, whose JS runtime would outweigh the parser: addresses and
 // handles cross as i32 (JS reads them >>> 0), an error as the address of its JSON text
-// (st::errorJson), NUL-terminated, valid until the next call.
+// (st::errorJson), NUL-terminated, which JS frees.
 #include <emscripten/emmalloc.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "index_map.hpp"
@@ -38,10 +40,11 @@ bool indexParserFeed(uintptr_t handle, uintptr_t data, uint32_t n) {
   return parser(handle)->feedAt(data, n);
 }
 bool indexParserFinish(uintptr_t handle) { return parser(handle)->finish(); }
-const char* indexParserError(uintptr_t handle) {
-  static std::string text;
-  text = parser(handle)->errorText();
-  return text.c_str();
+char* indexParserError(uintptr_t handle) {
+  const std::string text = parser(handle)->errorText();
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out) std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
 }
 uintptr_t indexParserTables(uintptr_t handle) { return parser(handle)->tables(); }
 void indexParserNames(uintptr_t handle, uintptr_t blob, uintptr_t ends) {
