@@ -201,6 +201,12 @@ export interface OpenOptions extends HttpOptions {
   /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
   shards?: ShardSources
   /**
+   * A sharded set: the longest index accepted, in bytes (default 512 MiB); a longer one is
+   * InvalidIndex, refused before it is read when its length is known. A shard given as the
+   * index fails at its first bytes whatever this says.
+   */
+  maxIndexBytes?: number
+  /**
    * The model's `quantization_config` (from its config.json), or the whole config.json object.
    * Optional: quantized weights are found from names, dtypes and shapes; with it, the values it
    * fixes (block size, bits, group size, format) are used and checked against the tensors.

@@ -8,7 +8,7 @@ import { openSource } from './file.js'
 import { nodeFileSource, openRegularFile } from './io/node-file.js'
 import { folderCache } from './io/node-cache.js'
 import { openKind, route } from './open.js'
-import { MAX_INDEX_BYTES, ShardedFile, parseIndex, shardMissing } from './sharded.js'
+import { ShardedFile, readIndex, shardMissing } from './sharded.js'
 
 export * from './index.js'
 export { nodeFileSource } from './io/node-file.js'
@@ -30,22 +30,23 @@ async function resolvePath(src) {
  */
 async function openIndexPath(path, options) {
   const { handle, size } = await openRegularFile(path)
-  let text
+  let index
   try {
-    if (size > MAX_INDEX_BYTES) {
-      throw new SafetensorsError('InvalidIndex', `${path} is ${size} bytes, more than an index can be ` +
-        `(at most ${MAX_INDEX_BYTES}): is it a shard?`)
-    }
-    text = new Uint8Array(size)
-    for (let at = 0; at < size;) {
-      const { bytesRead } = await handle.read(text, at, size - at, at)
-      if (bytesRead === 0) throw new SafetensorsError('ShortRead', `${path}: read ${at} of ${size} bytes`, { offset: at })
-      at += bytesRead
-    }
+    index = await readIndex({
+      byteLength: size,
+      async read(offset, length) {
+        const out = new Uint8Array(length)
+        for (let at = 0; at < length;) {
+          const { bytesRead } = await handle.read(out, at, length - at, offset + at)
+          if (bytesRead === 0) throw new SafetensorsError('ShortRead', `${path}: read ${offset + at} of ${size} bytes`, { offset: offset + at })
+          at += bytesRead
+        }
+        return out
+      },
+    }, path, options)
   } finally {
     await handle.close()
   }
-  const index = parseIndex(text, path)
   const folder = resolve(dirname(path))
   return new ShardedFile(index, async (shard, signal) => {
     const full = resolve(folder, shard)

@@ -16,6 +16,7 @@ import { CONCURRENCY, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
 import { sourceOf } from './io/sources.js'
 import { heapFree } from './core/index.js'
+import { IndexParser, loadIndexModule, parseIndexCore } from './core/index-map.js'
 import { loadCore as loadCoreOf } from './wasm.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
@@ -31,89 +32,33 @@ const SHARD_PREFIX_BUDGET = 64 * 1024 * 1024
 // bundlers, which then put this module (loaded on demand) into every page's first load.
 const headerConcurrency = () => (typeof process !== 'undefined' && process.versions?.node ? 256 : 32)
 
-/** An index is read whole; one larger than this is a mistake (a shard given as the index, say),
- * refused before gigabytes are read, over HTTP as from a file. Real indexes: 10 KB to 60 MB. */
-export const MAX_INDEX_BYTES = 64 * 1024 * 1024
+/**
+ * maxIndexBytes's default: an index longer than this is refused (before it is read, when its
+ * length is known). Real indexes reach 60 MB (500,000 names); the parser keeps about 17 bytes a
+ * name, so this allows 8 times the largest seen. A shard given as the index fails at its first
+ * bytes whatever the limit.
+ */
+export const MAX_INDEX_BYTES = 512 * 1024 * 1024
 
 /**
  * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('./io/reader.js').ReadOptions} ReadOptions
  * @typedef {import('./tensor.js').Tensor} Tensor
+ * @typedef {import('./core/index-map.js').CoreIndex} CoreIndex
  * @typedef {import('./table.js').TensorInfo & { shard: string }} ShardTensorInfo
  * @typedef {(shard: string, signal: AbortSignal | undefined) => Promise<SafetensorsFile>} ShardOpener
  * @typedef {{ metadata: Record<string, unknown> | null, shards: string[], names: string[],
- *   shardOf(name: string): number | undefined }} ShardIndex
+ *   shardOf(name: string): number | undefined, dispose?(): void }} ShardIndex a parsed index
+ *   (js/core/index-map.js's CoreIndex)
  * @typedef {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} ShardSource
  * @typedef {Record<string, ShardSource> | Map<string, ShardSource> |
  *   ((path: string) => ShardSource | null | undefined)} ShardSources
  */
 
-/** @param {unknown} v @returns {v is Record<string, unknown>} */
-const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-/**
- * Parses an index. Names are grouped by shard (shards in path order), in weight_map order within
- * a shard, so that reading them in order visits each shard once.
- * @param {Uint8Array | string} bytes
- * @param {string} where the index's path or URL, for messages
- * @returns {ShardIndex}
- */
-export function parseIndex(bytes, where) {
-  let json
-  try {
-    json = JSON.parse(typeof bytes === 'string' ? bytes : new TextDecoder('utf-8', { fatal: true }).decode(bytes))
-  } catch (error) {
-    throw new SafetensorsError('InvalidIndex', `${where} is not a JSON index: ${/** @type {Error} */ (error).message}`, { cause: error })
-  }
-  if (!isObject(json) || !isObject(json.weight_map))
-    throw new SafetensorsError('InvalidIndex', `${where} has no "weight_map" object`)
-  const metadata = json.metadata ?? null
-  if (metadata !== null && !isObject(metadata))
-    throw new SafetensorsError('InvalidIndex', `${where}: "metadata" is not an object`)
-  // Objects with 10^5 keys are slow in JS engines: one pass over the keys, no second map.
-  const weightMap = /** @type {Record<string, unknown>} */ (json.weight_map)
-  const keys = Object.keys(weightMap)
-  /** @type {Map<string, number>} */
-  const ids = new Map()
-  for (const name of keys) {
-    const shard = weightMap[name]
-    if (typeof shard !== 'string')
-      throw new SafetensorsError('InvalidIndex', `${where}: the shard of ${JSON.stringify(name)} is not a string`, { tensor: name })
-    if (!ids.has(shard)) {
-      checkShardPath(shard, where)
-      ids.set(shard, 0)
-    }
-  }
-  const shards = [...ids.keys()].sort()
-  shards.forEach((shard, i) => ids.set(shard, i))
-  const shardIds = new Uint32Array(keys.length)
-  const starts = new Uint32Array(shards.length + 1)
-  keys.forEach((name, k) => { starts[(shardIds[k] = /** @type {number} */ (ids.get(/** @type {string} */ (weightMap[name])))) + 1]++ })
-  for (let i = 1; i < starts.length; i++) starts[i] += starts[i - 1]
-  const names = new Array(keys.length)
-  keys.forEach((name, k) => { names[starts[shardIds[k]]++] = name })
-  /** @param {string} name */
-  const shardOf = (name) => (Object.hasOwn(weightMap, name) ? ids.get(/** @type {string} */ (weightMap[name])) : undefined)
-  return { metadata, shards, names, shardOf }
-}
-
-/**
- * Throws UnsafeShardPath unless `path` is a plain relative path inside the index's folder.
- * @param {string} path
- * @param {string} where
- */
-export function checkShardPath(path, where) {
-  const unsafe = path === '' || /^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('/') ||
-    /[\\?#\0]/.test(path) || path.split('/').some((s) => s === '' || /^(\.|%2e){1,2}$/i.test(s))
-  if (unsafe)
-    throw new SafetensorsError('UnsafeShardPath', `${where}: shard path ${JSON.stringify(path)} is not a relative ` +
-      "path inside the index's folder")
-}
-
 /**
  * The URL of a shard: relative to the index URL's folder, without the index's query or hash.
  * @param {URL} indexUrl
- * @param {string} path a path that passed checkShardPath
+ * @param {string} path a shard path of a parsed index (checked safe: src/index_map.cpp)
  */
 export function shardUrl(indexUrl, path) {
   const folder = new URL('.', indexUrl)
@@ -124,13 +69,14 @@ export function shardUrl(indexUrl, path) {
 }
 
 /**
- * Opens a sharded set from the URL of its index (fetched whole, with the same retries as ranges).
+ * Opens a sharded set from the URL of its index (parsed as it downloads, with the same retries
+ * as ranges).
  * Shards are fetched from URLs relative to the index with the same options (headers, fetch...).
  * @param {URL} url
  * @param {import('./io/http.js').HttpOptions & { concurrency?: number }} options
  */
 export async function openIndexUrl(url, options) {
-  const index = parseIndex(await fetchBytes(url, { ...options, maxBytes: MAX_INDEX_BYTES }), url.href)
+  const index = await fetchIndex(url, options)
   const { onProgress, ...shardOptions } = options  // open's progress is the index's
   let kept = 0
   return new ShardedFile(index, async (shard, signal) => {
@@ -146,6 +92,62 @@ export async function openIndexUrl(url, options) {
       throw error
     }
   }, options)
+}
+
+/**
+ * The index at `url`, fed to the parser as its bytes arrive (a retry starts a new parser).
+ * @param {URL} url @param {import('./io/http.js').HttpOptions & { maxIndexBytes?: number }} options
+ * @returns {Promise<CoreIndex>}
+ */
+async function fetchIndex(url, options) {
+  const mod = await loadIndexModule()
+  const maxBytes = maxIndexBytes(options)
+  /** @type {IndexParser | null} */
+  let parser = null
+  try {
+    await fetchBytes(url, { ...options, maxBytes, sink: {
+      start() {
+        parser?.dispose()
+        parser = new IndexParser(mod, url.href, maxBytes)
+      },
+      chunk: (bytes) => /** @type {IndexParser} */ (parser).feed(bytes),
+    } })
+    return /** @type {IndexParser} */ (/** @type {unknown} */ (parser)).finish()
+  } finally {
+    /** @type {IndexParser | null} */ (parser)?.dispose()
+  }
+}
+
+/**
+ * The index of a ByteSource, read and parsed in pieces; refused unread when longer than
+ * maxIndexBytes.
+ * @param {import('./io/sources.js').ByteSource} source @param {string} where
+ * @param {{ maxIndexBytes?: number, signal?: AbortSignal }} options
+ * @returns {Promise<CoreIndex>}
+ */
+export async function readIndex(source, where, options) {
+  const maxBytes = maxIndexBytes(options)
+  if (source.byteLength > maxBytes) {
+    throw new SafetensorsError('InvalidIndex', `${where} is ${source.byteLength} bytes, more than an index ` +
+      `may have here (maxIndexBytes, ${maxBytes}): is it a shard?`)
+  }
+  const pieces = async function* () {
+    for (let at = 0; at < source.byteLength; at += INDEX_PIECE) {
+      throwIfAborted(options.signal)
+      yield await source.read(at, Math.min(INDEX_PIECE, source.byteLength - at), { signal: options.signal })
+    }
+  }
+  return parseIndexCore(pieces(), where, { maxBytes })
+}
+
+/** Bytes of an index read at once from a file or Blob: the first piece already tells a shard. */
+const INDEX_PIECE = 4 * 1024 * 1024
+
+/** @param {{ maxIndexBytes?: number }} options */
+function maxIndexBytes(options) {
+  const max = options.maxIndexBytes ?? MAX_INDEX_BYTES
+  if (!(max > 0)) throw new SafetensorsError('InvalidArgument', `maxIndexBytes must be a positive number, got ${max}`)
+  return max
 }
 
 /**
@@ -172,12 +174,8 @@ export async function openIndexWith(src, options, resolvers) {
     throw new SafetensorsError('UnsupportedSource', 'with options.shards, open() takes the index itself ' +
       '(a Blob or File, an ArrayBuffer, a Uint8Array or a ByteSource), not its URL or path')
   }
-  if (source.byteLength > MAX_INDEX_BYTES) {
-    throw new SafetensorsError('InvalidIndex', `${where} is ${source.byteLength} bytes, more than an index ` +
-      `can be (at most ${MAX_INDEX_BYTES}): is it a shard?`)
-  }
   throwIfAborted(options.signal)
-  const index = parseIndex(await source.read(0, source.byteLength, { signal: options.signal }), where)
+  const index = await readIndex(source, where, options)
   const given = new Map(index.shards.map((path) => [path, lookup(path)]))
   const missing = index.shards.filter((path) => given.get(path) === undefined || given.get(path) === null)
   if (missing.length > 0) {
@@ -586,6 +584,7 @@ export class ShardedFile {
     this.#closed = true
     const files = await Promise.allSettled([...this.#pending.values()])
     await Promise.all(files.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)))
+    this.#index.dispose?.()
   }
 
   async [ASYNC_DISPOSE]() { await this.close() }

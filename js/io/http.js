@@ -133,25 +133,40 @@ export async function urlSource(url, options = {}) {
 }
 
 /**
+ * @typedef {{ start(): void, chunk(bytes: Uint8Array): void }} BodySink where fetchBytes pours a
+ *   body as it arrives: start() before the first piece (again before a retry starts over)
+ */
+
+/**
  * The whole body of a URL (a sharded index), with the same retries and error codes; refused
- * past `maxBytes` before more is read.
- * @param {string | URL} url @param {HttpOptions & { maxBytes?: number }} [options]
+ * past `maxBytes` before more is read. With `sink`, the body goes to it piece by piece as it
+ * arrives and nothing is returned (only the cache, when on, keeps a copy to store).
+ * @param {string | URL} url @param {HttpOptions & { maxBytes?: number, sink?: BodySink }} [options]
+ * @returns {Promise<Uint8Array>} the body, empty when poured into a sink
  */
 export async function fetchBytes(url, options = {}) {
   const state = makeState(String(url), options)
   const max = options.maxBytes ?? Infinity
+  const { sink } = options
   const cache = cacheOf(options)
-  let kept = await cache?.lookup('index', state.href) ?? null
-  if (kept?.fresh) return kept.bytes
+  /** @param {Uint8Array} bytes */
+  const kept = (bytes) => {
+    if (!sink) return bytes
+    sink.start()
+    sink.chunk(bytes)
+    return new Uint8Array(0)
+  }
+  let entry = await cache?.lookup('index', state.href) ?? null
+  if (entry?.fresh) return kept(entry.bytes)
   const bytes = await retrying(state, options.signal, 'the file', async () => {
     const send = (/** @type {Record<string, string>} */ extra) => request(state, state.href, extra, options.signal)
-    let response = await (kept ? kept.request(state.href, send) : send({}))
-    const hit = kept ? await kept.answers(response) : false
+    let response = await (entry ? entry.request(state.href, send) : send({}))
+    const hit = entry ? await entry.answers(response) : false
     if (hit) {
       await response.body?.cancel().catch(() => {})
-      return /** @type {NonNullable<typeof kept>} */ (kept).bytes
+      return kept(/** @type {NonNullable<typeof entry>} */ (entry).bytes)
     }
-    kept = null
+    entry = null
     if (hit === null) response = await send({})
     remember(state, response, 0)
     if (response.status !== 200) throw await failedStatus(state, response)
@@ -163,14 +178,15 @@ export async function fetchBytes(url, options = {}) {
       throw tooLarge(declared)
     }
     const total = declared ?? 0
-    const { bytes, complete, broken } = await readBody(response, max + 1, undefined,
-      (n) => options.onProgress?.({ loaded: n, total: Math.max(total, n) }))
-    if (bytes.length > max) throw tooLarge(bytes.length)
-    if (!complete) throw broken ?? new Transient(shortBody(state, 0, bytes.length, total))
-    if (declared !== null && bytes.length !== declared) throw new Transient(shortBody(state, 0, bytes.length, declared))
-    return bytes
+    sink?.start()
+    const { bytes, length, complete, broken } = await readBody(response, max + 1, undefined,
+      (n) => options.onProgress?.({ loaded: n, total: Math.max(total, n) }), sink && ((chunk) => sink.chunk(chunk)), !sink || cache !== null)
+    if (length > max) throw tooLarge(length)
+    if (!complete) throw broken ?? new Transient(shortBody(state, 0, length, total))
+    if (declared !== null && length !== declared) throw new Transient(shortBody(state, 0, length, declared))
+    if (cache) await cache.store('index', { ...state, byteLength: length }, bytes)
+    return sink ? new Uint8Array(0) : bytes
   })
-  if (cache && !kept) await cache.store('index', { ...state, byteLength: bytes.length }, bytes)
   return bytes
 }
 
@@ -277,8 +293,10 @@ function sleep(ms, signal) {
  * @param {Response} response @param {number} limit
  * @param {((chunks: Uint8Array[], n: number) => number | null) | undefined} [stop]
  * @param {(n: number) => void} [onBytes] told the count so far after each chunk
- * @returns {Promise<{ bytes: Uint8Array, complete: boolean, broken: unknown }>} */
-async function readBody(response, limit, stop, onBytes) {
+ * @param {(chunk: Uint8Array) => void} [onChunk] given each chunk as it arrives
+ * @param {boolean} [keep] false: the chunks are not gathered (`bytes` is empty; `length` counts)
+ * @returns {Promise<{ bytes: Uint8Array, length: number, complete: boolean, broken: unknown }>} */
+async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   /** @type {Uint8Array[]} */
   const chunks = []
   let n = 0
@@ -291,7 +309,8 @@ async function readBody(response, limit, stop, onBytes) {
     while (n < want && !done) {
       const r = await reader.read()
       if (!(done = r.done)) {
-        chunks.push(r.value)
+        onChunk?.(r.value)
+        if (keep) chunks.push(r.value)
         n += r.value.length
         onBytes?.(n)
         want = Math.min(limit, stop?.(chunks, n) ?? limit)
@@ -302,7 +321,7 @@ async function readBody(response, limit, stop, onBytes) {
   } finally {
     if (!done) reader.cancel().catch(() => {})
   }
-  return { bytes: concat(chunks, Math.min(n, want)), complete: done && n <= want, broken }
+  return { bytes: keep ? concat(chunks, Math.min(n, want)) : new Uint8Array(0), length: n, complete: done && n <= want, broken }
 }
 
 /** The first `n` bytes of `chunks` in one array. @param {Uint8Array[]} chunks @param {number} n */

@@ -114,17 +114,21 @@ test('paths that are not regular files are refused at once: a FIFO, a directory'
   }
 })
 
-test('an index over 64 MiB is refused by its size before it is read, from a path', async () => {
+test('an index over maxIndexBytes (512 MiB by default) is refused by its size before it is read, from a path', async () => {
   const path = join(dir, 'huge.safetensors.index.json')
   writeFileSync(path, '{"weight_map": {')
-  truncateSync(path, 64 * 2 ** 20 + 1)
-  await fails(open(path), 'InvalidIndex', /67108865 bytes, more than an index can be/)
+  truncateSync(path, 512 * 2 ** 20 + 1)  // sparse: nothing is written, nothing is read
+  await fails(open(path), 'InvalidIndex', /536870913 bytes, more than an index may have here \(maxIndexBytes, 536870912\)/)
+  truncateSync(path, 2000)
+  await fails(open(path, { maxIndexBytes: 1000 }), 'InvalidIndex', /2000 bytes, more than an index may have here \(maxIndexBytes, 1000\)/)
 })
 
 test('an endless index body over HTTP: refused at the cap, and an abort ends it at once', async () => {
   server.addVirtual('/endless/model.safetensors.index.json', { size: 2 ** 40, fill: (out) => out.fill(32) })
   server.fault('/endless/model.safetensors.index.json', { gzipWhole: true })  // no Content-Length
-  await fails(open(server.url('/endless/model.safetensors.index.json')), 'InvalidIndex', /over the 67108864/)
+  // Spaces are JSON whitespace: only the cap ends them (a smaller one than the default, for time).
+  await fails(open(server.url('/endless/model.safetensors.index.json'), { maxIndexBytes: 64 * 2 ** 20 }), 'InvalidIndex',
+    /over 67108864 bytes, the most an index may have here \(maxIndexBytes\)/)
   const controller = new AbortController()
   const opening = open(server.url('/endless/model.safetensors.index.json'), { signal: controller.signal })
   setTimeout(() => controller.abort(), 50)

@@ -247,10 +247,8 @@ test('verify: a tensor the index puts in one shard and another shard holds is on
     [[{ tensor: 'model.norm.weight', shard: 'model-00001-of-00003.safetensors', indexShard: 'model-00003-of-00003.safetensors' }]])
 })
 
-// TODO(index parser, src/index_map.* / js/core/index-map.js): JSON.parse keeps the last of two
-// equal keys, so until the C++ index parser opens indexes this passes unnoticed; the parser
-// refuses the index with InvalidIndex. Remove `todo` once js/sharded.js uses it.
-test('verify: a name the index maps twice is InvalidIndex, naming the tensor', { todo: 'needs the C++ index parser integrated in js/sharded.js' }, async () => {
+// JSON.parse would keep the last of two equal keys; the core's parser refuses the index.
+test('verify: a name the index maps twice is InvalidIndex, naming the tensor', async () => {
   const set = makeShardedSet({ tensors: 50, shards: 3, plant: { duplicates: [{ name: 'model.norm.weight', shard: 0 }] } })
   assert.equal(set.indexText.split('"model.norm.weight"').length, 3, 'the key is in the index twice')
   const r = await run('verify', await folder(set), '--json')

@@ -1,12 +1,12 @@
 // js/core/index-map.js: a sharded index parsed by the sharded-index module, fed in chunks of
-// random sizes, against js/sharded.js's parseIndex (JSON.parse) on the same bytes: metadata,
+// random sizes, against the JS reference's parseIndex (index-reference.js: JSON.parse) on the same bytes: metadata,
 // sorted shards, names grouped by shard, shardOf and has of every name and of names it lacks;
 // the same error codes (and what the module adds: offsets, tensors, the checks JSON.parse cannot
 // make); a 500,000-name index; the module's heap given back on dispose.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { CoreIndex, INDEX_LAYOUT, loadIndexModule, openIndexParser, parseIndexCore } from '../../js/core/index-map.js'
-import { parseIndex } from '../../js/sharded.js'
+import { parseIndex } from './index-reference.js'
 import { SafetensorsError, serialize } from '../../js/node.js'
 import { kimiK2, kimiK3 } from './sharded-fixtures.js'
 

@@ -41,7 +41,7 @@ export async function example(bytes: Uint8Array): Promise<number> {
 export async function localShards(index: File, files: File[]): Promise<string[]> {
   const byName = new Map(files.map((file) => [file.name, file]))
   const f: ShardedFile = await open(index, { shards: (path) => byName.get(path) })
-  const g: ShardedFile = await open(await index.arrayBuffer(), { shards: byName })
+  const g: ShardedFile = await open(await index.arrayBuffer(), { shards: byName, maxIndexBytes: 1 << 30 })
   return [...f.shards, ...g.names]
 }
 
