@@ -12,11 +12,11 @@ import { TensorBrowser } from './modules/browser.js'
 import { isAwkward, renderAwkward } from './modules/awkward-view.js'
 import { CONFIG_NAME, configAmong, configUrlBeside, fetchConfig, hubConfigUrl, quantizationOption } from './modules/config.js'
 import { byId, el, visible } from './modules/dom.js'
-import { describeError, errorCard, shardFailuresCard } from './modules/errors.js'
+import { blame, describeError, errorCard, shardFailuresCard } from './modules/errors.js'
 import { escapeInvisible } from './modules/format.js'
 import { completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, openLocal, openUrl } from './modules/model.js'
 import { HF_ENDPOINT } from '../js/io/hf.js'
-import { NetworkMeter } from './modules/network.js'
+import { NetworkMeter, headerBytesOf } from './modules/network.js'
 import { readHeaders, readShard } from './modules/shard-headers.js'
 import { renderSummary } from './modules/summary.js'
 import { Tasks } from './modules/task.js'
@@ -71,7 +71,7 @@ async function pick(name, part = false) {
   if (row.pending && row.shard && opened.headers) {
     const shard = row.shard
     const read = await tasks.run(`Reading the header of ${shard}`, async (signal) => {
-      await readShard(opened, shard, signal)
+      await readShard(opened, shard, signal).catch((error) => { throw blame(error, shardName(shard)) })
       return true
     })
     if (model !== opened) return
@@ -102,6 +102,8 @@ let headerRun = null
 let headerEnd = 'done'
 /** The URL or hf:// address of the open file, for the address bar (null for a local file). @type {string | null} */
 let openedUrl = null
+/** The local file being opened (its name), for an error card while there is no model yet. @type {string | null} */
+let openingName = null
 
 const params = new URLSearchParams(location.search)
 /** The Hub that repo ids resolve against: `?endpoint=` when it names the Hub itself or a server
@@ -134,8 +136,30 @@ if (hubEndpoint || params.get('endpoint')) {
 /** @param {unknown} error */
 function showError(error) {
   ui.notice.hidden = true
-  ui.error.replaceChildren(...errorCard(error, () => { ui.error.hidden = true }))
+  ui.error.replaceChildren(...errorCard(error, () => { ui.error.hidden = true }, fileOf(error)))
   ui.error.hidden = false
+}
+
+/**
+ * The file an error came from, for its card: a sharded set's shard when the error names one of
+ * its tensors, else the file open (or being opened).
+ * @param {unknown} error
+ */
+function fileOf(error) {
+  const tensor = error instanceof SafetensorsError ? error.tensor : null
+  const shard = tensor && model?.headers ? model.rows.find((r) => r.name === tensor)?.shard : undefined
+  if (shard) return shardName(shard)
+  return openedUrl ?? model?.label ?? openingName
+}
+
+/** A shard of the open set, by its URL when the set came from one. @param {string} shard */
+function shardName(shard) {
+  try {
+    if (openedUrl && !isHubAddress(openedUrl)) return new URL(shard, openedUrl).href
+  } catch {
+    // Not a URL base: the path as the index gives it.
+  }
+  return openedUrl ? `${shard} (beside ${openedUrl})` : shard
 }
 
 /** @param {string} message */
@@ -178,6 +202,7 @@ async function discard() {
   headerRun?.abort()
   headerRun = null
   openedUrl = null
+  openingName = null
   view.setModel(null)
   ui.summary.hidden = true
   ui.awkward.hidden = true
@@ -195,6 +220,7 @@ async function discard() {
 function show(next) {
   model = next
   meter.setTotal(Number.isNaN(next.byteLength) ? null : next.byteLength)
+  meter.setHeaders(() => headerBytesOf(next))
   ui.empty.hidden = true
   renderSummary(ui.summary, next)
   if (next.kind === 'file' && isAwkward(next.metadata)) {
@@ -302,7 +328,7 @@ const REDRAW = 250
 /** @param {Map<string, unknown>} failed @param {number} total */
 function showShardFailures(failed, total) {
   ui.notice.hidden = true
-  ui.error.replaceChildren(...shardFailuresCard(failed, total, () => { ui.error.hidden = true }))
+  ui.error.replaceChildren(...shardFailuresCard(failed, total, () => { ui.error.hidden = true }, openedUrl ?? model?.label ?? null))
   ui.error.hidden = false
 }
 
@@ -404,6 +430,7 @@ async function openFromFiles(given) {
     return
   }
   const index = files.find((file) => file.name.endsWith('.index.json'))
+  openingName = (index ?? files[0]).name
   const opened = await tasks.run(`Opening ${(index ?? files[0]).name}`, (signal) =>
     openLocal(files, (s) => meter.countingSource(s), signal, { config: quantizationOption(read.config), from: read.from }))
   if (!opened) return

@@ -86,17 +86,37 @@ export function describeError(error) {
   }
 }
 
+/** The file an error came from, where the page knows it better than the error (a shard). @type {WeakMap<object, string>} */
+const FILES = new WeakMap()
+
+/**
+ * Notes that `error` came from reading `file` (the first note wins: the innermost), and returns it.
+ * @template T @param {T} error @param {string} file @returns {T}
+ */
+export function blame(error, file) {
+  if (typeof error === 'object' && error !== null && !FILES.has(error)) FILES.set(error, file)
+  return error
+}
+
+/** The line that names the file an error came from. @param {string} file */
+function fileLine(file) {
+  return el('p', { class: 'error-file' }, el('span', { class: 'muted', text: 'File: ' }), el('span', { class: 'mono' }, ...visible(file)))
+}
+
 /**
  * The error card's content.
  * @param {unknown} error
  * @param {() => void} onDismiss
+ * @param {string | null} [file] the file being read, named unless the error was blamed on another
  */
-export function errorCard(error, onDismiss) {
+export function errorCard(error, onDismiss, file = null) {
   const d = describeError(error)
+  const named = (typeof error === 'object' && error !== null ? FILES.get(error) : undefined) ?? file
   return /** @type {HTMLElement[]} */ ([
     el('div', { class: 'error-head' },
       el('strong', { class: 'error-title', text: d.title }),
       el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss this message', onclick: onDismiss, text: '×' })),
+    named ? fileLine(named) : null,
     d.hint ? el('p', { class: 'error-hint', text: d.hint }) : null,
     // Details and message quote names from the file: invisible characters as marked escapes.
     el('p', { class: 'error-details' },
@@ -115,8 +135,9 @@ const LISTED_SHARDS = 20
  * @param {Map<string, unknown>} failed shard path -> what reading it threw
  * @param {number} total the set's shards
  * @param {() => void} onDismiss
+ * @param {string | null} [index] the set's index, named on the card
  */
-export function shardFailuresCard(failed, total, onDismiss) {
+export function shardFailuresCard(failed, total, onDismiss, index = null) {
   const n = failed.size
   const items = [...failed].sort((a, b) => (a[0] < b[0] ? -1 : 1)).slice(0, LISTED_SHARDS).map(([path, error]) => {
     const d = describeError(error)
@@ -130,7 +151,8 @@ export function shardFailuresCard(failed, total, onDismiss) {
     el('div', { class: 'error-head' },
       el('strong', { class: 'error-title', text: `${formatCount(n)} of ${formatCount(total)} shard ${total === 1 ? 'header' : 'headers'} could not be read` }),
       el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Dismiss this message', onclick: onDismiss, text: '×' })),
+    index ? fileLine(index) : null,
     el('p', { class: 'error-hint', text: `Their tensors are still listed, by name, from the index; their dtype, shape and size are unknown. ${n === 1 ? 'It' : 'Each'} failed with:` }),
     el('ul', { class: 'shard-failures' }, items),
-  ])
+  ].filter((node) => node !== null))
 }

@@ -8,6 +8,9 @@ import { formatBytes, formatCount, formatPercent } from './format.js'
 
 /**
  * @typedef {{ label: string, range: string, status: string, bytes: number, done: boolean }} Entry
+ * @typedef {{ header: number, index: number, ahead: number, tensors: number }} Breakdown  bytes
+ *   of headers, of whole files (a sharded index), of the data that came after a header in the
+ *   same first request, and of tensor reads since
  */
 
 const LOG_LIMIT = 200
@@ -26,6 +29,12 @@ export class NetworkMeter {
   /** Whether the request log is open: its rows are drawn only then (hundreds of shard requests
    * stream at once, and the panel is redrawn every frame while they do). */
   logOpen = false
+  /** Bytes of the requests that start at byte 0 of a file: its first window (header and the data after it). */
+  openingBytes = 0
+  /** Bytes of requests without a range: whole files (a sharded set's index). */
+  wholeBytes = 0
+  /** The open file's header bytes (length prefixes included) read so far; null until known. @type {() => number | null} */
+  headerBytes = () => null
 
   /** @param {HTMLElement} element */
   constructor(element) {
@@ -45,6 +54,9 @@ export class NetworkMeter {
     this.bytes = 0
     this.total = null
     this.log = []
+    this.openingBytes = 0
+    this.wholeBytes = 0
+    this.headerBytes = () => null
     this.element.hidden = kind === 'none'
     this.render()
   }
@@ -53,6 +65,44 @@ export class NetworkMeter {
   setTotal(total) {
     this.total = total
     this.render()
+  }
+
+  /**
+   * Tells the panel how many of the bytes are headers (asked at each redraw: a sharded set's grow
+   * as they are read), so that it can say what else came with them.
+   * @param {() => number | null} bytes
+   */
+  setHeaders(bytes) {
+    this.headerBytes = bytes
+    this.render()
+  }
+
+  /**
+   * The bytes by what they were for, once the header's size is known. The reader's first request
+   * asks for a window from byte 0 before it knows the header's size: what came past the header
+   * is `ahead` (the tensors right after it, never asked for). A header longer than the window is
+   * read on by a later request, counted here as header, not tensors.
+   * @returns {Breakdown | null}
+   */
+  breakdown() {
+    const header = this.headerBytes()
+    if (header === null || Number.isNaN(header)) return null
+    const ahead = Math.max(0, this.openingBytes - header)
+    const tensors = Math.max(0, this.bytes - this.wholeBytes - Math.max(this.openingBytes, header))
+    return { header: Math.min(header, this.bytes - this.wholeBytes), index: this.wholeBytes, ahead, tensors }
+  }
+
+  /** The breakdown as a line, e.g. "Header 37.6 kB + 224 kB of tensor data read ahead with it in the first request + 0 B of tensors since". */
+  breakdownText() {
+    const b = this.breakdown()
+    if (!b) return null
+    const parts = []
+    if (b.index > 0) parts.push(`index ${formatBytes(b.index)}`)
+    parts.push(`${b.index > 0 ? 'headers' : 'header'} ${formatBytes(b.header)}`)
+    if (b.ahead > 0) parts.push(`${formatBytes(b.ahead)} of tensor data read ahead with ${b.index > 0 ? 'them' : 'it'} (the first request asks for a window before the header's size is known)`)
+    parts.push(`${formatBytes(b.tensors)} of tensors fetched since`)
+    const text = parts.join(' + ')
+    return `Of which: ${text}.`
   }
 
   /**
@@ -84,10 +134,15 @@ export class NetworkMeter {
       entry.done = true
       return response
     }
+    const opening = entry.range === 'whole file' ? 'whole' : /^bytes=0-/.test(entry.range) ? 'window' : null
     const counted = response.body.pipeThrough(new TransformStream({
       transform: (chunk, controller) => {
         entry.bytes += chunk.byteLength
-        if (generation === this.generation) this.bytes += chunk.byteLength
+        if (generation === this.generation) {
+          this.bytes += chunk.byteLength
+          if (opening === 'whole') this.wholeBytes += chunk.byteLength
+          else if (opening === 'window') this.openingBytes += chunk.byteLength
+        }
         this.render()
         controller.enqueue(chunk)
       },
@@ -125,7 +180,10 @@ export class NetworkMeter {
         try {
           const bytes = await source.read(offset, length, options)
           Object.assign(entry, { bytes: bytes.length, status: 'ok', done: true })
-          if (generation === this.generation) this.bytes += bytes.length
+          if (generation === this.generation) {
+            this.bytes += bytes.length
+            if (offset === 0) this.openingBytes += bytes.length
+          }
           return bytes
         } catch (error) {
           Object.assign(entry, { status: 'failed', done: true })
@@ -150,7 +208,10 @@ export class NetworkMeter {
     try {
       for await (const chunk of stream(offset, length, options)) {
         entry.bytes += chunk.length
-        if (generation === this.generation) this.bytes += chunk.length
+        if (generation === this.generation) {
+          this.bytes += chunk.length
+          if (offset === 0) this.openingBytes += chunk.length
+        }
         this.render()
         yield chunk
       }
@@ -201,10 +262,18 @@ export class NetworkMeter {
       el('div', { class: 'network-line' },
         el('span', { class: 'network-label', text: this.kind === 'local' ? 'Local reads' : 'Network' }),
         el('span', { class: 'network-summary', text: this.summary() })),
+      this.#breakdownLine(),
       el('div', { class: 'meter', role: 'img', 'aria-label': `${formatPercent(this.bytes, this.total ?? 0)} of the file fetched` },
         el('span', { class: 'meter-fill', style: `width: ${Math.max(fraction > 0 ? 0.5 : 0, fraction * 100)}%` })),
       log,
     )
+  }
+
+  #breakdownLine() {
+    const b = this.breakdown()
+    const text = this.breakdownText()
+    if (!b || !text) return el('p', { class: 'network-detail', hidden: true })
+    return el('p', { class: 'network-detail', dataset: { header: String(b.header), index: String(b.index), ahead: String(b.ahead), tensors: String(b.tensors) }, text })
   }
 
   /** The request log, latest first. */
@@ -217,4 +286,22 @@ export class NetworkMeter {
         el('td', { class: 'mono', text: entry.range }), el('td', { text: entry.status }),
         el('td', { class: 'num', text: formatCount(entry.bytes) })))))
   }
+}
+
+/**
+ * The header bytes of a model read so far: a file's 8-byte length and its JSON; a sharded set's,
+ * summed over the shards whose headers are read. Null while none is.
+ * @param {{ headerLength: number, shards?: Array<{ headerLength: number }> | null }} model
+ * @returns {number | null}
+ */
+export function headerBytesOf(model) {
+  if (!model.shards) return Number.isNaN(model.headerLength) ? null : 8 + model.headerLength
+  let sum = 0
+  let read = 0
+  for (const s of model.shards) {
+    if (Number.isNaN(s.headerLength)) continue
+    sum += 8 + s.headerLength
+    read++
+  }
+  return read > 0 ? sum : null
 }

@@ -15,6 +15,7 @@
 import { SafetensorsError } from '../../js/index.js'
 import { colourScale, drawHeatmap, drawHistogram, drawLegend } from './charts.js'
 import { el, visible } from './dom.js'
+import { copyNameButton, exportBar } from './export-bar.js'
 import { elementCount, escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
 import { schemeBadge } from './table.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
@@ -87,7 +88,9 @@ export class TensorView {
     this.row = row
     this.#loaded = null
     this.#planeIndex = []
-    this.section.replaceChildren(this.#header(row), this.#sliceForm(row), el('div', { class: 'result', 'aria-busy': 'true' }))
+    const head = this.#header(row)
+    head.querySelector('.tensor-name')?.after(copyNameButton(row.name))
+    this.section.replaceChildren(head, this.#sliceForm(row), el('div', { class: 'result', 'aria-busy': 'true' }))
     this.onShown(row)
     await this.load('')
   }
@@ -273,6 +276,7 @@ export class TensorView {
       : data.spec ? `Slice [${data.spec}] of shape ${formatShape(shape)}` : `The whole tensor, shape ${formatShape(shape)}`
     const count = s?.count ?? (data.preview || data.floats ? elementCount(shape) : data.byteLength)
     const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(count)} values, ${formatBytes(data.selection.byteLength)}.`)]
+    if (this.model) parts.push(exportBar({ model: this.model, row: data.row, spec: data.spec, shape, tasks: this.tasks }))
     if (data.preview) {
       parts.push(el('p', { class: 'hint preview-line' },
         `Over ${formatBytes(LARGE_TENSOR)}: the heatmap and values show only its leading ${data.row.quant ? 'rows' : 'block'} [${data.preview}] (shape ${formatShape(data.shape)}); ` +

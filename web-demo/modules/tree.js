@@ -50,6 +50,10 @@ export class TensorTree {
     this.index = null
     /** Whether alike layers show once (foldRepeats); the reader's choice once made. */
     this.fold = false
+    /** @type {TreeNode | null} the tree drawn last */
+    this.root = null
+    /** @type {Map<TreeNode, { parameters: number, pending: number }> | null} its groups' counts so far, made when first needed */
+    this.known = null
     this.element = el('div', { class: 'tensor-tree' })
     this.element.addEventListener('click', (e) => {
       const button = /** @type {HTMLElement} */ (e.target).closest('button.tree-leaf')
@@ -79,6 +83,8 @@ export class TensorTree {
     this.index ??= indexNames(this.rows)
     const tree = treeOf(this.index, mask ? (r) => mask[r.order] === 1 : null)
     const root = this.fold ? foldRepeats(tree) : tree
+    this.root = root
+    this.known = null
     if (root.tensors === 0) {
       this.element.replaceChildren(el('p', { class: 'muted', text: 'No tensor matches.' }))
       return
@@ -128,7 +134,7 @@ export class TensorTree {
         const details = el('details', { open: eager && depth < openDepth, class: c.repeat ? 'tree-repeat' : undefined },
           el('summary', {},
             el('span', { class: 'tree-name mono' }, ...visible(c.name)),
-            el('span', { class: 'tree-meta', text: groupMeta(c) }),
+            el('span', { class: 'tree-meta' }, groupMeta(c), ' · ', this.#params(c)),
             // NaN while some of its tensors' shard headers are pending.
             el('span', { class: 'tree-size', text: Number.isNaN(c.byteLength) ? UNKNOWN : formatBytes(c.byteLength) })),
           list)
@@ -191,6 +197,30 @@ export class TensorTree {
     return item
   }
 
+  /**
+   * A group's parameter count, as `inspect --tree` gives it; while some of its tensors' shard
+   * headers are pending, the count of those read so far marked ≥ (… when none is).
+   * @param {TreeNode} g
+   */
+  #params(g) {
+    if (!Number.isNaN(g.parameters)) {
+      return el('span', { class: 'tree-params', dataset: { parameters: String(g.parameters), path: g.path },
+        title: `${formatCount(g.parameters)} parameters`, text: `${compactCount(g.parameters)} params` })
+    }
+    this.known ??= knownParameters(this.root)
+    let k = this.known.get(g)
+    if (!k) {
+      // A group outside the tree drawn first (a folded run listed one by one): counted on its own.
+      for (const [n, v] of knownParameters(g)) this.known.set(n, v)
+      k = /** @type {{ parameters: number, pending: number }} */ (this.known.get(g))
+    }
+    return el('span', {
+      class: 'tree-params tree-params-partial', dataset: { parameters: String(k.parameters), pending: String(k.pending), path: g.path },
+      title: `${formatCount(k.parameters)} parameters in the tensors whose shard headers are read; ${formatCount(k.pending)} ${k.pending === 1 ? 'tensor is' : 'tensors are'} not counted yet`,
+      text: k.parameters > 0 ? `≥ ${compactCount(k.parameters)} params` : `${UNKNOWN} params`,
+    })
+  }
+
   /** @param {TreeNode} n a tensor */
   #leaf(n) {
     const r = /** @type {Row} */ (n.row)
@@ -242,6 +272,50 @@ function groupMeta(g) {
   const count = g.repeat.members.length
   const each = g.tensors / count
   return `${formatCount(count)} × ${formatCount(each)} ${each === 1 ? 'tensor' : 'tensors'}`
+}
+
+/**
+ * Every group's parameters among its tensors whose shard headers are read, and how many are not:
+ * one pass, bottom up, without recursion. A folded run counts all its members.
+ * @param {TreeNode | null} root
+ * @returns {Map<TreeNode, { parameters: number, pending: number }>}
+ */
+function knownParameters(root) {
+  /** @type {Map<TreeNode, { parameters: number, pending: number }>} */
+  const counts = new Map()
+  if (!root) return counts
+  /** @param {TreeNode} g */
+  const kids = (g) => (g.repeat ? g.repeat.members : g.children)
+  /** @type {TreeNode[]} groups, each after its parent */
+  const order = [root]
+  for (let i = 0; i < order.length; i++) for (const c of kids(order[i])) if (!c.row) order.push(c)
+  for (let i = order.length - 1; i >= 0; i--) {
+    const g = order[i]
+    const sum = { parameters: 0, pending: 0 }
+    for (const c of kids(g)) {
+      if (c.row) {
+        if (Number.isNaN(c.parameters)) sum.pending++
+        else sum.parameters += c.parameters
+      } else {
+        const k = /** @type {{ parameters: number, pending: number }} */ (counts.get(c))
+        sum.parameters += k.parameters
+        sum.pending += k.pending
+      }
+    }
+    counts.set(g, sum)
+  }
+  return counts
+}
+
+/** 1,234,567 as "1.23 M", as the summary writes parameter counts. @param {number} n */
+function compactCount(n) {
+  if (n < 10_000) return formatCount(n)
+  for (const [size, unit] of /** @type {const} */ ([[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'k']])) {
+    if (n < size) continue
+    const v = n / size
+    return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${unit}`
+  }
+  return formatCount(n)
 }
 
 /**
