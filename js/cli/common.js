@@ -179,6 +179,43 @@ export async function quantizationConfig(src, flags) {
   return { path: null }
 }
 
+/**
+ * A name filter. `/source/flags` is a JavaScript regular expression, searched anywhere in the
+ * name (anchor it with ^ and $ to match whole names); anything else is a glob matched against
+ * the whole name, where `*` is any run of characters (dots included) and `?` any one character.
+ * @param {string} pattern
+ * @returns {(name: string) => boolean}
+ */
+export function namePattern(pattern) {
+  const regex = /^\/(.*)\/([a-z]*)$/s.exec(pattern)
+  if (regex) {
+    const re = new RegExp(regex[1], regex[2].replace(/[gy]/g, ''))
+    return (name) => re.test(name)
+  }
+  const source = Array.from(pattern, (c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+(){}[\]]/g, '\\$&'))).join('')
+  const re = new RegExp(`^${source}$`, 'su')
+  return (name) => re.test(name)
+}
+
+/**
+ * The tensors the --only flags keep (a tensor matching any of the patterns), or undefined for
+ * all of them when none is given. A pattern that is no valid /regex/ is a usage error.
+ * @param {string[] | undefined} patterns
+ * @returns {((name: string) => boolean) | undefined}
+ */
+export function onlyFilter(patterns) {
+  /** @type {((name: string) => boolean)[]} */
+  const filters = []
+  for (const p of patterns ?? []) {
+    try {
+      filters.push(namePattern(p))
+    } catch (error) {
+      throw usageError(`--only ${p}: ${/** @type {Error} */ (error).message}`)
+    }
+  }
+  return filters.length ? (name) => filters.some((match) => match(name)) : undefined
+}
+
 /** @param {string} message */
 export function usageError(message) {
   return Object.assign(new Error(message), { usage: true })

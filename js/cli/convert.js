@@ -18,7 +18,7 @@
 import { mkdir, rename, stat, unlink, writeFile as fsWriteFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { castChunks } from '../cast.js'
-import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
+import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, onlyFilter, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
 import { dequantizedPieces } from './quant.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { SafetensorsFile, ShardedFile, open } from '../node.js'
@@ -30,23 +30,7 @@ import { planFile } from '../writer.js'
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
 export const CONVERTED_DTYPES = new Set(['F64', 'F32', 'F16', 'BF16'])
 
-/**
- * A name filter. `/source/flags` is a JavaScript regular expression, searched anywhere in the
- * name (anchor it with ^ and $ to match whole names); anything else is a glob matched against
- * the whole name, where `*` is any run of characters (dots included) and `?` any one character.
- * @param {string} pattern
- * @returns {(name: string) => boolean}
- */
-export function namePattern(pattern) {
-  const regex = /^\/(.*)\/([a-z]*)$/s.exec(pattern)
-  if (regex) {
-    const re = new RegExp(regex[1], regex[2].replace(/[gy]/g, ''))
-    return (name) => re.test(name)
-  }
-  const source = Array.from(pattern, (c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+(){}[\]]/g, '\\$&'))).join('')
-  const re = new RegExp(`^${source}$`, 'su')
-  return (name) => re.test(name)
-}
+export { namePattern } from './common.js'
 
 /**
  * Converts a safetensors file (a path or a URL) to a new file at `output`.
@@ -372,15 +356,7 @@ export async function main(argv, io) {
   if (dtype === undefined) throw usageError('convert needs --dtype bf16, f16 or f32')
   const target = dtype.toUpperCase()
   if (target !== 'BF16' && target !== 'F16' && target !== 'F32') throw usageError(`--dtype ${dtype}: use bf16, f16 or f32`)
-  /** @type {((name: string) => boolean)[]} */
-  const filters = []
-  for (const p of /** @type {string[]} */ (flags.only ?? [])) {
-    try {
-      filters.push(namePattern(p))
-    } catch (error) {
-      throw usageError(`--only ${p}: ${/** @type {Error} */ (error).message}`)
-    }
-  }
+  const only = onlyFilter(flags.only)
   const [input, output] = args
   const { quantization } = await quantizationConfig(input, flags)
   const opening = { ...openOptions(input, flags), ...(quantization === undefined ? {} : { quantization }) }
@@ -400,7 +376,7 @@ export async function main(argv, io) {
   try {
     const common = {
       dtype: /** @type {'F32' | 'BF16' | 'F16'} */ (target), signal: controller.signal, openOptions: opening, overwrite: Boolean(flags.force),
-      only: filters.length ? (/** @type {string} */ name) => filters.some((match) => match(name)) : undefined,
+      only,
       onProgress: (/** @type {{ loaded: number, total: number }} */ p) => bar.update(p.loaded, p.total),
     }
     if (flags.dequantize) {

@@ -7,8 +7,7 @@
  * summarised dequantized (by pieces of rows); --raw summarises stored tensors as they are.
  */
 import { SafetensorsError } from '../node.js'
-import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, openForCli, parseCommand, progressBar, shapeJson, usageError } from './common.js'
-import { namePattern } from './convert.js'
+import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, namePattern, openForCli, parseCommand, progressBar, shapeJson, usageError } from './common.js'
 import { leadingRange } from './quant.js'
 import { planSlice } from '../core/index.js'
 import { loadCore } from '../wasm.js'

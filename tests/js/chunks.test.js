@@ -9,6 +9,7 @@ import { heapInUse } from '../../js/core/index.js'
 import { loadCore } from '../../js/wasm.js'
 import { fails } from './fails.js'
 import { startServer } from './http-server.js'
+import { fileStart, virtualFile } from './virtual-file.js'
 
 /** @param {number} n @param {number} seed */
 const bytes = (n, seed) => Uint8Array.from({ length: n }, (_, i) => (i * 131 + seed * 7 + (i >> 8)) & 255)
@@ -110,48 +111,25 @@ test('chunks: two pieces in the heap at most; leaving the loop early frees them;
 /** The byte at `i` of the virtual tensor: cheap to make in bulk (one value per 4 KiB block). */
 const virtualByte = (/** @type {number} */ i) => (Math.floor(i / 4096) * 29 + 11) & 255
 
-/** The length prefix and the header of a file whose header is `header`. @param {object} header */
-function fileStart(header) {
-  const json = new TextEncoder().encode(JSON.stringify(header))
-  const prefix = new Uint8Array(8 + json.length)
-  new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length), true)
-  prefix.set(json, 8)
-  return prefix
-}
-
 /**
  * A ByteSource of a safetensors file with one U8 tensor of `size` bytes, generated on read.
  * @param {number} size
  */
-function virtualFile(size) {
-  const prefix = fileStart({ huge: { dtype: 'U8', shape: [size], data_offsets: [0, size] } })
-  const fill = (/** @type {Uint8Array} */ out, /** @type {number} */ offset) => {
+function virtualU8(size) {
+  return virtualFile({ huge: { dtype: 'U8', shape: [size], data_offsets: [0, size] } }, size, (out, offset) => {
     for (let at = 0; at < out.length;) {
-      const i = offset + at
-      if (i < prefix.length) { out[at] = prefix[i]; at++; continue }
-      const d = i - prefix.length
+      const d = offset + at
       const n = Math.min(out.length - at, 4096 - (d % 4096))
       out.fill(virtualByte(d), at, at + n)
       at += n
     }
-  }
-  return {
-    byteLength: prefix.length + size,
-    async read(/** @type {number} */ offset, /** @type {number} */ length) {
-      const out = new Uint8Array(length)
-      fill(out, offset)
-      return out
-    },
-    async readInto(/** @type {number} */ offset, /** @type {number} */ length, /** @type {(at: number, n: number) => Uint8Array} */ viewAt) {
-      fill(viewAt(0, length), offset)
-    },
-  }
+  })
 }
 
 test('a 6 GiB tensor from a virtual source streams every byte once, in order, through a bounded heap', { timeout: 300_000 }, async () => {
   const core = await loadCore()
   const size = 6 * 2 ** 30
-  const f = await open(virtualFile(size))
+  const f = await open(virtualU8(size))
   assert.deepEqual(f.info('huge').shape, [size])
   const chunkBytes = 16 << 20
   const before = heapInUse(core)
@@ -194,7 +172,7 @@ test('a 6 GiB tensor from a virtual source streams every byte once, in order, th
   assert.deepEqual(s.histogram.counts, bins)
   const hash = createHash('sha256')
   const block = new Uint8Array(16 << 20)
-  const source = virtualFile(size)
+  const source = virtualU8(size)
   for (let at = 0; at < source.byteLength; at += block.length) {
     const n = Math.min(block.length, source.byteLength - at)
     await source.readInto(at, n, () => block.subarray(0, n))

@@ -17,6 +17,7 @@ import { loadCore } from '../../js/wasm.js'
 import { diffFiles } from '../../js/cli/diff.js'
 import { startServer } from './http-server.js'
 import { HUB_TOKEN, startHub } from './hub-server.js'
+import { virtualFile } from './virtual-file.js'
 
 const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
@@ -334,46 +335,23 @@ test('other dtypes: I64 differences taken exactly, C64 by modulus, F4 and F8 dec
  * @param {number} n @param {number} [every]
  */
 function virtualBf16(n, every) {
-  const json = new TextEncoder().encode(JSON.stringify({ w: { dtype: 'BF16', shape: [n], data_offsets: [0, 2 * n] } }))
-  const pad = (8 - ((8 + json.length) % 8)) % 8
-  const header = new Uint8Array(json.length + pad).fill(0x20)
-  header.set(json)
-  const prefix = new Uint8Array(8 + header.length)
-  new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true)
-  prefix.set(header, 8)
   const pattern = new Uint8Array(1 << 16)
   for (let i = 0; i < pattern.length; i += 2) pattern.set([0x80, 0x3f], i)
-  /** @param {Uint8Array} out @param {number} offset */
-  const fill = (out, offset) => {
-    let at = 0
-    for (; at < out.length && offset + at < prefix.length; at++) out[at] = prefix[offset + at]
-    // Data bytes: the pattern from an even position (the data starts on an even offset).
-    while (at < out.length) {
-      const d = offset + at - prefix.length
+  return virtualFile({ w: { dtype: 'BF16', shape: [n], data_offsets: [0, 2 * n] } }, 2 * n, (out, offset) => {
+    for (let at = 0; at < out.length;) {
+      const d = offset + at
       const n2 = Math.min(out.length - at, pattern.length - (d % 2))
       out.set(pattern.subarray(d % 2, d % 2 + n2), at)
       at += n2
     }
     if (!every) return
-    const first = Math.max(0, offset - prefix.length)
-    const last = offset + out.length - prefix.length
-    for (let e = Math.ceil(first / 2 / every) * every; 2 * e < last; e += every) {
-      const byte = prefix.length + 2 * e - offset
+    const last = offset + out.length
+    for (let e = Math.ceil(offset / 2 / every) * every; 2 * e < last; e += every) {
+      const byte = 2 * e - offset
       if (byte >= 0 && byte < out.length) out[byte] = 0x00
       if (byte + 1 >= 0 && byte + 1 < out.length) out[byte + 1] = 0x40
     }
-  }
-  return {
-    byteLength: prefix.length + 2 * n,
-    async read(/** @type {number} */ offset, /** @type {number} */ length) {
-      const out = new Uint8Array(length)
-      fill(out, offset)
-      return out
-    },
-    async readInto(/** @type {number} */ offset, /** @type {number} */ length, /** @type {(at: number, n: number) => Uint8Array} */ viewAt) {
-      fill(viewAt(0, length), offset)
-    },
-  }
+  })
 }
 
 test('diffFiles: two 96 MiB tensors compare through a heap of four pieces and the decoding scratch', { timeout: 300_000 }, async () => {
