@@ -18,7 +18,9 @@ import { completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, op
 import { HF_ENDPOINT } from '../js/io/hf.js'
 import { NetworkMeter, headerBytesOf } from './modules/network.js'
 import { readHeaders, readShard } from './modules/shard-headers.js'
+import { ScalarValues } from './modules/scalars.js'
 import { renderSummary } from './modules/summary.js'
+import { SourceLine } from './modules/source-line.js'
 import { Tasks } from './modules/task.js'
 import { TensorView } from './modules/tensor-view.js'
 
@@ -44,6 +46,7 @@ const ui = {
 }
 
 const meter = new NetworkMeter(byId('network'))
+const sourceLine = new SourceLine(byId('open-panel'))
 const tasks = new Tasks({
   status: byId('status'),
   text: byId('status-text'),
@@ -54,9 +57,14 @@ const tasks = new Tasks({
 })
 const view = new TensorView(byId('tensor-view'), tasks, (row) => {
   browser.select(row?.name ?? null, Boolean(row?.partOf))
+  if (row) revealView()
   setAddress(row?.name ?? null)
 })
 const browser = new TensorBrowser(byId('tensors'), (name, part) => { pick(name, part) })
+// Scalars' values in the table: read where that costs no download, else once selected.
+const scalars = new ScalarValues(() => browser.table.redraw())
+browser.table.scalars = scalars
+view.onScalar = (/** @type {import('./modules/model.js').Row} */ row, /** @type {{ text: string, full: string }} */ value) => scalars.remember(row.name, value)
 
 /**
  * Shows a tensor (or a quantized weight's part); one of a sharded set whose shard header is not
@@ -80,6 +88,17 @@ async function pick(name, part = false) {
     if (!read) return
   }
   await view.show(row)
+}
+
+/**
+ * Brings the tensor view into sight when it is below the list (one column: phones, narrow
+ * windows); beside the list, it is in sight already.
+ */
+function revealView() {
+  const section = byId('tensor-view')
+  if (section.getBoundingClientRect().top < byId('tensors').getBoundingClientRect().bottom - 1) return
+  const still = matchMedia('(prefers-reduced-motion: reduce)').matches
+  section.scrollIntoView({ block: 'start', behavior: still ? 'auto' : 'smooth' })
 }
 
 /**
@@ -204,11 +223,13 @@ async function discard() {
   openedUrl = null
   openingName = null
   view.setModel(null)
+  scalars.setModel(null)
   ui.summary.hidden = true
   ui.awkward.hidden = true
   ui.workspace.hidden = true
   ui.empty.hidden = false
   document.title = 'safetensors inspector'
+  sourceLine.reset()
   setAddress(null)
   await previous?.file.close()
 }
@@ -231,9 +252,13 @@ function show(next) {
     })
   }
   view.setModel(next)
+  scalars.setModel(next)
   browser.setRows(next.rows, next.kind === 'sharded')
   ui.workspace.hidden = false
   document.title = `${escapeInvisible(next.label)} · safetensors inspector`
+  sourceLine.fold(next.label, next.source === 'local'
+    ? next.kind === 'sharded' ? `local files: the index and ${next.shards?.length ?? 0} shards` : 'local file'
+    : openedUrl ?? '')
   setBusy(Boolean(next.headers && !next.headers.complete))
 }
 

@@ -63,3 +63,11 @@ export async function newPage(browser, options = {}) {
 export async function waitOpened(page) {
   await page.waitForSelector('#summary:not([hidden]):not([aria-busy="true"])', { timeout: 15_000 })
 }
+
+/**
+ * Shows the open panel's inputs (URL, repo, files): once a file is open the panel is folded to a
+ * line naming it, and its Change button unfolds it. @param {import('playwright-core').Page} page
+ */
+export async function showSourceInputs(page) {
+  if (await page.isVisible('#source-change[aria-expanded="false"]')) await page.click('#source-change')
+}

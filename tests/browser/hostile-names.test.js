@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { serialize } from '../../js/node.js'
 import { startServer } from '../servers/static-server.js'
-import { launchChromium, skip } from './chromium.js'
+import { launchChromium, showSourceInputs, skip } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 
@@ -212,6 +212,7 @@ test('bidi controls and invisible characters show as marked escapes: table, tree
   await page.locator('#tensors').screenshot({ path: join(ARTIFACTS, 'hostile-bidi-tree.png') })
 
   // An error card quoting such a name.
+  await showSourceInputs(page)
   await page.fill('#url-input', server.url(BAD))
   await page.click('#url-form button[type="submit"]')
   await page.waitForSelector('#error:not([hidden])', { timeout: 15_000 })

@@ -13,7 +13,7 @@ import { sampleModel } from '../fixtures/make-sample.js'
 import { startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startHub } from '../js/hub-server.js'
-import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
+import { launchChromium, newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 
@@ -68,6 +68,7 @@ function pageUrl(more = {}) {
 
 /** @param {import('playwright-core').Page} page @param {string} text */
 async function openRepo(page, text) {
+  await showSourceInputs(page)
   await page.fill('#repo-input', text)
   await page.click('#repo-form button[type="submit"]')
 }
@@ -183,6 +184,7 @@ test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and h
   assert.ok(hub.stats.hubLog.some((e) => e.file === INDEX_NAME && e.status === 200))
   await page.screenshot({ path: join(ARTIFACTS, 'hf-sharded.png'), fullPage: true })
 
+  await showSourceInputs(page)
   await page.fill('#url-input', 'hf://org/revs@refs%2Fpr%2F1/weights/model.safetensors')
   await page.click('#url-form button[type="submit"]')
   await page.waitForFunction(() => document.querySelector('#summary-title')?.textContent === 'org/revs@refs%2Fpr%2F1/weights/model.safetensors')

@@ -14,7 +14,7 @@ import { open, serialize } from '../../js/node.js'
 import { startServer } from '../servers/static-server.js'
 import { startHub } from '../js/hub-server.js'
 import { sameStats, shownStats } from './inspector-stats.js'
-import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
+import { launchChromium, newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 
@@ -288,6 +288,7 @@ test('without its config.json the checkpoint is listed as stored, with the coded
   await page.screenshot({ path: join(ARTIFACTS, 'quant-notice.png'), fullPage: true })
 
   // A config.json that disagrees with the tensors: the same, with its own code.
+  await showSourceInputs(page)
   await page.fill('#url-input', server.url(MISMATCH))
   await page.click('#url-form button[type="submit"]')
   await page.waitForFunction(() => document.querySelector('#notice .notice-code')?.textContent === 'QuantConfigMismatch', null, { timeout: 15_000 })
@@ -305,12 +306,14 @@ test('config.json: not JSON is ignored silently; another failure is a note; a fi
   assert.equal(await page.textContent('#notice .notice-code'), 'QuantPartInvalid')
   assert.doesNotMatch(await page.textContent('#notice') ?? '', /config\.json/)
 
+  await showSourceInputs(page)
   await page.fill('#url-input', server.url(FAILING))
   await page.click('#url-form button[type="submit"]')
   await page.waitForFunction(() => /config\.json beside the file could not be read \(HTTP 401\)/.test(document.querySelector('#notice')?.textContent ?? ''), null, { timeout: 15_000 })
   assert.ok(await page.isHidden('#error'))
   assert.equal(await page.textContent('#summary-title'), 'model.safetensors')
 
+  await showSourceInputs(page)
   await page.fill('#url-input', server.url(PLAIN))
   await page.click('#url-form button[type="submit"]')
   await page.waitForFunction(() => document.querySelector('#panel-table tr[data-name="a.weight"]') !== null)
@@ -385,6 +388,7 @@ test('every scheme (tests/js/quant-fixtures.js), served with its config.json: ba
   await page.goto(server.pageUrl())
   /** @param {string} path */
   const openPath = async (path) => {
+    await showSourceInputs(page)
     await page.fill('#url-input', server.url(path))
     await page.click('#url-form button[type="submit"]')
     await page.waitForFunction((p) => document.querySelector('#url-input') instanceof HTMLInputElement &&

@@ -13,7 +13,7 @@ import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
 import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
-import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
+import { launchChromium, newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 
@@ -446,6 +446,9 @@ test('each error has a clear message: 404, Range ignored, CORS headers hidden, i
   await page.click('#url-form button[type="submit"]')
   await waitOpened(page)
   assert.equal(await page.textContent('#summary-title'), 'model.safetensors')
+  // A file is open: the inputs are folded away behind Change.
+  assert.ok(await page.isHidden('#url-input'))
+  await showSourceInputs(page)
   await page.fill('#url-input', other.url('/hidden/model.safetensors'))
   await page.click('#url-form button[type="submit"]')
   error = await errorShown(page)

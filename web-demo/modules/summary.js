@@ -108,7 +108,10 @@ function compactCount(n) {
 function metadataBlock(title, metadata, hideWhenEmpty = false) {
   const entries = Object.entries(metadata ?? {})
   if (entries.length === 0 && hideWhenEmpty) return null
-  return el('details', { class: 'metadata', open: entries.length > 0 && entries.length <= 12 },
+  // Open only when it is a few short lines: a long config would push the tensors below the fold.
+  const short = entries.length > 0 && entries.length <= 4 &&
+    entries.every(([, v]) => typeof v === 'string' && v.length <= 80 && !v.includes('\n') && !/^\s*[[{]/.test(v))
+  return el('details', { class: 'metadata', open: short },
     el('summary', {}, el('h3', { text: title }), el('span', { class: 'muted', text: entries.length ? `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}` : 'none' })),
     entries.length ? el('dl', { class: 'metadata-list' }, entries.map(([key, value]) => {
       const text = typeof value === 'string' ? formatMetadataValue(value) : JSON.stringify(value, null, 2)

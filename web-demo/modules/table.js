@@ -20,6 +20,7 @@
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
 import { FROM_HEADERS, columnOrder, visibleOrder } from './row-order.js'
+import { isScalar, scalarCell } from './scalars.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
@@ -170,6 +171,8 @@ export class TensorTable {
     this.remeasure = true
     /** @type {number | null} the line at the top of the view when the row height changed */
     this.anchor = null
+    /** @type {{ get(row: Row): { text: string, full: string } | null } | null} scalars' values, where known (scalars.js) */
+    this.scalars = null
 
     this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true', tabindex: '-1' })
     this.head = el('thead')
@@ -230,6 +233,20 @@ export class TensorTable {
     this.remeasure = true
     this.#drawHead()
     this.#fitLines()
+    this.#fitShapes()
+  }
+
+  /** The longest shape's characters (up to 18), for the shape column's width on phones (style.css). */
+  #fitShapes() {
+    let most = 2
+    for (const r of this.rows) {
+      if (r.pending) continue
+      // A scalar's cell is `[] = ` and its value (cut to fit beyond this).
+      let n = r.shape.length === 0 ? 12 : 2 + 2 * Math.max(0, r.shape.length - 1)
+      for (const d of r.shape) n += String(d).length
+      if (n > most) most = n
+    }
+    this.table.style.setProperty('--shape-chars', String(Math.min(18, most)))
   }
 
   /** Shows the rows that `mask` keeps, from the top. @param {Uint8Array | null} mask 1 at the `order` of each row to show; null: all */
@@ -246,6 +263,7 @@ export class TensorTable {
   refresh(mask) {
     this.mask = mask
     for (const key of FROM_HEADERS) this.orderCache.delete(key)
+    this.#fitShapes()
     this.#layout({ top: false })
   }
 
@@ -506,6 +524,7 @@ export class TensorTable {
         title: r.missing ? 'The index names this tensor, but its shard’s header does not hold it' : 'Its shard’s header is not read yet',
       })]
     }
+    if (c.key === 'shape' && this.scalars && isScalar(r)) return scalarCell(this.scalars.get(r))
     const text = c.cell(r)
     return c.key === 'shape' ? [el('span', { title: text }, ...visible(text))] : visible(text)
   }
@@ -577,6 +596,11 @@ export class TensorTable {
       this.#lines()
       this.table.setAttribute('aria-rowcount', String(this.lineRow.length + 1))
     }
+    this.#draw()
+  }
+
+  /** Draws the rows in view again (a scalar's value arrived). */
+  redraw() {
     this.#draw()
   }
 

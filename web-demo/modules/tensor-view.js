@@ -18,6 +18,7 @@ import { el, visible } from './dom.js'
 import { copyNameButton, exportBar } from './export-bar.js'
 import { elementCount, escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
 import { schemeBadge } from './table.js'
+import { isScalar, scalarFigure } from './scalars.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { LARGE_TENSOR, isInteger, planeOf, planeOffset, plainSelection, quantSelection, quantSlice, valueText } from './values.js'
 
@@ -62,6 +63,8 @@ export class TensorView {
     /** @type {Row | null} */
     this.row = null
     this.resizeObserver = new ResizeObserver(() => this.#redrawCharts())
+    /** Called with a scalar's value once read (the table shows it too). @type {((row: Row, value: { text: string, full: string }) => void) | null} */
+    this.onScalar = null
   }
 
   /** @param {Model | null} model */
@@ -91,6 +94,8 @@ export class TensorView {
     const head = this.#header(row)
     head.querySelector('.tensor-name')?.after(copyNameButton(row.name))
     this.section.replaceChildren(head, this.#sliceForm(row), el('div', { class: 'result', 'aria-busy': 'true' }))
+    // One value: nothing to slice.
+    if (isScalar(row)) this.section.querySelector('.slice-form')?.remove()
     this.onShown(row)
     await this.load('')
   }
@@ -275,12 +280,20 @@ export class TensorView {
       ? `${data.spec ? `Rows [${data.spec}] of the weight` : 'The whole weight'}, dequantized (${data.row.quant.scheme} to F32), shape ${formatShape(shape)}`
       : data.spec ? `Slice [${data.spec}] of shape ${formatShape(shape)}` : `The whole tensor, shape ${formatShape(shape)}`
     const count = s?.count ?? (data.preview || data.floats ? elementCount(shape) : data.byteLength)
-    const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(count)} values, ${formatBytes(data.selection.byteLength)}.`)]
+    const parts = [el('p', { class: 'loaded-line' }, `${what}: ${formatCount(count)} ${count === 1 ? 'value' : 'values'}, ${formatBytes(data.selection.byteLength)}.`)]
     if (this.model) parts.push(exportBar({ model: this.model, row: data.row, spec: data.spec, shape, tasks: this.tasks }))
     if (data.preview) {
       parts.push(el('p', { class: 'hint preview-line' },
         `Over ${formatBytes(LARGE_TENSOR)}: the heatmap and values show only its leading ${data.row.quant ? 'rows' : 'block'} [${data.preview}] (shape ${formatShape(data.shape)}); ` +
         (data.streamed === 'no' ? 'its values cannot be summarised.' : 'the statistics and histogram cover all of it, streamed chunk by chunk without reading it whole.')))
+    }
+    if (isScalar(data.row) && shape.length === 0) {
+      // One value: shown as it is, with nothing to summarise or draw.
+      const value = valueText(data, 0)
+      result.replaceChildren(...parts, scalarFigure(value))
+      this.resizeObserver.disconnect()
+      this.onScalar?.(data.row, value)
+      return
     }
     parts.push(el('div', { class: 'stats-area', 'data-state': data.streamed }, this.#statsGrid(data)))
     parts.push(el('div', { class: 'charts' }, this.#histogramFigure(data), this.#heatmapFigure(data)))
