@@ -2,7 +2,9 @@
  * The safetensors inspector: opens a file from a URL (ranged requests), a Hugging Face repo id
  * (hf://...), a local file (read by slices) or the bundled sample, and shows its header and the
  * tensors you pick. Uses only the package's public API (../js/index.js). `?url=...` or
- * `?hf=org/repo[@revision][/path]` opens a file on load; `&tensor=...` also selects a tensor;
+ * `?hf=org/repo[@revision][/path]` opens a file on load; `&tensor=...` also selects a tensor,
+ * `&slice=...` shows that slice of it, `&compare=...` (a URL or hf:// address) compares it with
+ * another checkpoint;
  * `&endpoint=...` names another Hub for repo ids (a local one in tests, a mirror), shown on the
  * page since the token goes there. A config.json beside the file (same folder URL, same repo
  * folder and revision, or among the files dropped) gives open() its quantization settings.
@@ -12,6 +14,7 @@ import { TensorBrowser } from './modules/browser.js'
 import { isAwkward, renderAwkward } from './modules/awkward-view.js'
 import { CONFIG_NAME, configAmong, configUrlBeside, fetchConfig, hubConfigUrl, quantizationOption } from './modules/config.js'
 import { byId, el, visible } from './modules/dom.js'
+import { CompareView } from './modules/compare-view.js'
 import { blame, describeError, errorCard, shardFailuresCard } from './modules/errors.js'
 import { escapeInvisible } from './modules/format.js'
 import { completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, openLocal, openUrl } from './modules/model.js'
@@ -58,20 +61,33 @@ const tasks = new Tasks({
 const view = new TensorView(byId('tensor-view'), tasks, (row) => {
   browser.select(row?.name ?? null, Boolean(row?.partOf))
   if (row) revealView()
+  shownSlice = ''
   setAddress(row?.name ?? null)
 })
+view.onSlice = (/** @type {import('./modules/model.js').Row} */ row, /** @type {string} */ spec) => {
+  shownSlice = spec
+  setAddress(row.name)
+}
 const browser = new TensorBrowser(byId('tensors'), (name, part) => { pick(name, part) })
 // Scalars' values in the table: read where that costs no download, else once selected.
 const scalars = new ScalarValues(() => browser.table.redraw())
 browser.table.scalars = scalars
 view.onScalar = (/** @type {import('./modules/model.js').Row} */ row, /** @type {{ text: string, full: string }} */ value) => scalars.remember(row.name, value)
+const compare = new CompareView(byId('compare'), {
+  access: () => ({ token: ui.tokenInput.value.trim() || undefined, endpoint: hubEndpoint ?? undefined }),
+  onChange: (source) => {
+    comparedWith = source
+    setAddress(view.row?.name ?? null)
+  },
+  onSelect: (name) => { selectNamed(name) },
+})
 
 /**
- * Shows a tensor (or a quantized weight's part); one of a sharded set whose shard header is not
- * read yet has it read first.
- * @param {string} name @param {boolean} [part]
+ * Shows a tensor (or a quantized weight's part), or its slice `spec`; one of a sharded set whose
+ * shard header is not read yet has it read first.
+ * @param {string} name @param {boolean} [part] @param {string} [spec]
  */
-async function pick(name, part = false) {
+async function pick(name, part = false, spec = '') {
   const opened = model
   const rows = /** @type {import('./modules/model.js').Row[]} */ (opened?.rows ?? [])
   const row = part ? findPart(name) : rows.find((r) => r.name === name)
@@ -87,7 +103,7 @@ async function pick(name, part = false) {
     if (!headerRun) showHeaderProgress(opened, headerEnd)
     if (!read) return
   }
-  await view.show(row)
+  await view.show(row, spec)
 }
 
 /**
@@ -121,6 +137,11 @@ let headerRun = null
 let headerEnd = 'done'
 /** The URL or hf:// address of the open file, for the address bar (null for a local file). @type {string | null} */
 let openedUrl = null
+/** The slice of the shown tensor ('' for all of it) and the address of the checkpoint the open one
+ * is compared with (null: none, or local files), for the address bar. */
+let shownSlice = ''
+/** @type {string | null} */
+let comparedWith = null
 /** The local file being opened (its name), for an error card while there is no model yet. @type {string | null} */
 let openingName = null
 
@@ -130,6 +151,9 @@ const params = new URLSearchParams(location.search)
  * Never used for URLs. Any other endpoint is ignored: the token typed on this page goes to the
  * endpoint, and a link must not be able to send it elsewhere. */
 const hubEndpoint = endpointParam(params.get('endpoint'))
+/** What the page address asks for once its file is open: a slice of its tensor, a comparison. */
+let startSlice = params.get('tensor') && params.get('slice') ? { tensor: params.get('tensor'), spec: String(params.get('slice')) } : null
+let startCompare = params.get('compare')
 
 /** @param {string | null} value @returns {string | null} */
 function endpointParam(value) {
@@ -222,7 +246,9 @@ async function discard() {
   headerRun = null
   openedUrl = null
   openingName = null
+  comparedWith = null
   view.setModel(null)
+  compare.setModel(null)
   scalars.setModel(null)
   ui.summary.hidden = true
   ui.awkward.hidden = true
@@ -252,6 +278,9 @@ function show(next) {
     })
   }
   view.setModel(next)
+  compare.setModel(next)
+  if (startCompare) compare.compareWith(startCompare)
+  startCompare = null
   scalars.setModel(next)
   browser.setRows(next.rows, next.kind === 'sharded')
   ui.workspace.hidden = false
@@ -357,10 +386,13 @@ function showShardFailures(failed, total) {
   ui.error.hidden = false
 }
 
-/** Selects a tensor (or a part) by its name, or says there is none. @param {string} tensor */
+/** Selects a tensor (or a part) by its name (with the page address's slice, the first time), or
+ * says there is none. @param {string} tensor */
 function selectNamed(tensor) {
-  if (model?.rows.some((r) => r.name === tensor)) pick(tensor)
-  else if (findPart(tensor)) pick(tensor, true)
+  const spec = startSlice?.tensor === tensor ? startSlice.spec : ''
+  startSlice = null
+  if (model?.rows.some((r) => r.name === tensor)) pick(tensor, false, spec)
+  else if (findPart(tensor)) pick(tensor, true, spec)
   else showNotice(`This file has no tensor named “${escapeInvisible(tensor)}”.`)
 }
 
@@ -464,8 +496,8 @@ async function openFromFiles(given) {
 }
 
 /**
- * Keeps ?url= or ?hf= (and &endpoint=, &tensor=) in the address bar, so that the page can be
- * reloaded or shared. Never the token.
+ * Keeps ?url= or ?hf= (and &endpoint=, &tensor=, &slice=, &compare=) in the address bar, so that
+ * the page can be reloaded or shared. Never the token.
  * @param {string | null} tensor
  */
 function setAddress(tensor) {
@@ -476,7 +508,14 @@ function setAddress(tensor) {
   } else if (openedUrl) {
     address.set('url', openedUrl)
   }
-  if (openedUrl && tensor) address.set('tensor', tensor)
+  if (openedUrl && tensor) {
+    address.set('tensor', tensor)
+    if (shownSlice) address.set('slice', shownSlice)
+  }
+  if (openedUrl && comparedWith) {
+    address.set('compare', comparedWith)
+    if (hubEndpoint && isHubAddress(comparedWith) && !address.has('endpoint')) address.set('endpoint', hubEndpoint)
+  }
   const query = address.toString()
   history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`)
 }

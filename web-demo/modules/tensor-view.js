@@ -65,6 +65,8 @@ export class TensorView {
     this.resizeObserver = new ResizeObserver(() => this.#redrawCharts())
     /** Called with a scalar's value once read (the table shows it too). @type {((row: Row, value: { text: string, full: string }) => void) | null} */
     this.onScalar = null
+    /** Called as a slice (or the whole tensor, '') of the shown tensor starts loading. @type {((row: Row, spec: string) => void) | null} */
+    this.onSlice = null
   }
 
   /** @param {Model | null} model */
@@ -84,20 +86,20 @@ export class TensorView {
   }
 
   /**
-   * Shows a tensor and fetches it (a leading block of it when it is large).
-   * @param {Row} row
+   * Shows a tensor and fetches it (a leading block of it when it is large), or the slice `spec` of it.
+   * @param {Row} row @param {string} [spec]
    */
-  async show(row) {
+  async show(row, spec = '') {
     this.row = row
     this.#loaded = null
     this.#planeIndex = []
     const head = this.#header(row)
     head.querySelector('.tensor-name')?.after(copyNameButton(row.name))
-    this.section.replaceChildren(head, this.#sliceForm(row), el('div', { class: 'result', 'aria-busy': 'true' }))
+    this.section.replaceChildren(head, this.#sliceForm(row, spec), el('div', { class: 'result', 'aria-busy': 'true' }))
     // One value: nothing to slice.
     if (isScalar(row)) this.section.querySelector('.slice-form')?.remove()
     this.onShown(row)
-    await this.load('')
+    await this.load(spec)
   }
 
   /**
@@ -112,6 +114,7 @@ export class TensorView {
     if (!row || !model) return
     const spec = rawSpec.trim()
     const load = ++this.#loads
+    this.onSlice?.(row, spec)
     const result = /** @type {HTMLElement} */ (this.section.querySelector('.result'))
     result.setAttribute('aria-busy', 'true')
     // Null: a spec this page does not resolve; the library reads it, or says what is wrong.
@@ -244,10 +247,10 @@ export class TensorView {
         chip('bytes', where)))
   }
 
-  /** @param {Row} row */
-  #sliceForm(row) {
+  /** @param {Row} row @param {string} spec */
+  #sliceForm(row, spec) {
     const input = /** @type {HTMLInputElement} */ (el('input', {
-      id: 'slice-input', type: 'text', value: '', spellcheck: 'false', autocomplete: 'off',
+      id: 'slice-input', type: 'text', value: spec, spellcheck: 'false', autocomplete: 'off',
       placeholder: row.shape.length ? `all of it, or e.g. ${row.shape.map((_, i) => (i === 0 ? '0:4' : ':')).join(', ')}` : 'a scalar: all of it',
       'aria-describedby': 'slice-help',
     }))
