@@ -101,65 +101,90 @@ function findGroup(group, part) {
 }
 
 const collator = /* @__PURE__ */ new Intl.Collator('en', { numeric: true })
-/** Names that compareKeyable (below) orders exactly as the collator does... */
-const KEYABLE = /^[A-Za-z0-9_.-]*$/
-/** ...unless a run of digits is longer than this: ICU cuts long runs into pieces. */
-const LONG_RUN = /[0-9]{201}/
+/** Digit runs longer than this make a name unkeyable (ICU cuts runs of over 200 digits). */
+const MAX_RUN = 60
+const KEY_BLOCK = 16384
+/** A key ends in NUL and the name's position in four 7-bit code units. */
+const MAX_KEYED = 2 ** 28
+const ascii = /* @__PURE__ */ new TextDecoder()
+
+/**
+ * Sort keys for names: strings whose code units, compared as strings are, give the collator's
+ * order but for case and leading zeros, or null when a name is not plain ASCII (letters, digits,
+ * `_ - .`) or has a run of over MAX_RUN digits. A key is lower case, with `_` as \x01 (below `-`
+ * and `.`, as ICU puts it) and each run of digits as `0` (between punctuation and letters, where
+ * the collator puts digits), a code unit for its length without leading zeros (the shorter number
+ * first), then those digits; then NUL (below any of those) and the name's position. `folded`
+ * tells whether some name had an upper-case letter or a leading zero, which keys leave out. Keys
+ * are built as bytes, a block of names at a time, and decoded once per block: a regular
+ * expression per name costs several times more.
+ * @param {string[]} names @returns {{ keys: string[], folded: boolean } | null}
+ */
+function sortKeys(names) {
+  if (names.length > MAX_KEYED) return null
+  const keys = new Array(names.length)
+  const ends = new Uint32Array(KEY_BLOCK)
+  let bytes = new Uint8Array(0)
+  let folded = false
+  for (let first = 0; first < names.length; first += KEY_BLOCK) {
+    const last = Math.min(names.length, first + KEY_BLOCK)
+    // A run of one digit grows by two bytes: at most 2n + 7 bytes for n characters.
+    let need = 0
+    for (let k = first; k < last; k++) need += 2 * names[k].length + 7
+    if (bytes.length < need) bytes = new Uint8Array(need)
+    let o = 0
+    for (let k = first; k < last; k++) {
+      const name = names[k]
+      const n = name.length
+      for (let i = 0; i < n;) {
+        const c = name.charCodeAt(i)
+        if (c >= 48 && c <= 57) {
+          let e = i + 1
+          while (e < n && isDigit(name.charCodeAt(e))) e++
+          if (c === 48 && e - i > 1) folded = true
+          while (i < e - 1 && name.charCodeAt(i) === 48) i++
+          if (e - i > MAX_RUN) return null
+          bytes[o++] = 48
+          bytes[o++] = 0x40 + e - i
+          for (; i < e; i++) bytes[o++] = name.charCodeAt(i)
+          continue
+        }
+        if (c >= 97 && c <= 122) bytes[o++] = c
+        else if (c >= 65 && c <= 90) (bytes[o++] = c + 32), (folded = true)
+        else if (c === 95) bytes[o++] = 1
+        else if (c === 45 || c === 46) bytes[o++] = c
+        else return null
+        i++
+      }
+      bytes[o++] = 0
+      for (let shift = 21; shift >= 0; shift -= 7) bytes[o++] = (k >>> shift) & 0x7f
+      ends[k - first] = o
+    }
+    const text = ascii.decode(bytes.subarray(0, o))
+    let start = 0
+    for (let k = first; k < last; k++) {
+      keys[k] = text.slice(start, ends[k - first])
+      start = ends[k - first]
+    }
+  }
+  return { keys, folded }
+}
+
+/** @param {string} key @returns {number} the position a sort key ends in */
+function keyPosition(key) {
+  let k = 0
+  for (let i = key.length - 4; i < key.length; i++) k = (k << 7) | key.charCodeAt(i)
+  return k
+}
 
 /** @param {number} c a UTF-16 code unit */
 const isDigit = (c) => c >= 48 && c <= 57
-/** A KEYABLE character's place in the collator's order: `_` `-` `.` first (as ICU), then digit
- * runs (4, below), then letters, case-folded. @param {number} c */
-const weight = (c) => (c === 95 ? 1 : c === 45 ? 2 : c === 46 ? 3 : c >= 65 && c <= 90 ? c + 32 : c)
-
-/**
- * Compares two KEYABLE names in the collator's order, case and leading zeros aside (0 for names
- * that differ only there): punctuation before digits before letters, a run of digits by its
- * value. No key is built: the common prefix is skipped as it is, then the names are compared
- * from the start of the digit run it ends in, if any.
- * @param {string} a @param {string} b
- */
-function compareKeyable(a, b) {
-  const common = Math.min(a.length, b.length)
-  let p = 0
-  while (p < common && a.charCodeAt(p) === b.charCodeAt(p)) p++
-  if (p === a.length && p === b.length) return 0
-  while (p > 0 && isDigit(a.charCodeAt(p - 1))) p--
-  let i = p
-  let j = p
-  for (;;) {
-    if (i === a.length || j === b.length) return (i === a.length ? 0 : 1) - (j === b.length ? 0 : 1)
-    const ca = a.charCodeAt(i)
-    const cb = b.charCodeAt(j)
-    if (isDigit(ca) && isDigit(cb)) {
-      // Two runs of digits: the shorter number (leading zeros aside) first, else digit by digit.
-      let ea = i
-      while (ea < a.length && isDigit(a.charCodeAt(ea))) ea++
-      let eb = j
-      while (eb < b.length && isDigit(b.charCodeAt(eb))) eb++
-      while (i < ea - 1 && a.charCodeAt(i) === 48) i++
-      while (j < eb - 1 && b.charCodeAt(j) === 48) j++
-      if (ea - i !== eb - j) return ea - i - (eb - j)
-      for (; i < ea; i++, j++) {
-        const d = a.charCodeAt(i) - b.charCodeAt(j)
-        if (d !== 0) return d
-      }
-      continue
-    }
-    const wa = isDigit(ca) ? 4 : weight(ca)
-    const wb = isDigit(cb) ? 4 : weight(cb)
-    if (wa !== wb) return wa - wb
-    i++
-    j++
-  }
-}
 
 /**
  * Sorts `items` in place by name as Intl.Collator('en', { numeric: true }) orders them (then by
  * `tie`, then stably). Collator calls are slow (seconds for 500,000 names): when each name is plain
- * ASCII (letters, digits, `_ - .`) they are compared by compareKeyable instead, in the same order
- * (the collator settles only names that differ in case or leading zeros). Sorting positions
- * (numbers) rather than rows is the fastest: `sortByName(indices, (i) => names[i])`.
+ * ASCII their keys (sortKeys) are compared instead, in the same order; the collator settles only
+ * equal keys.
  * @template T
  * @param {T[]} items
  * @param {(item: T) => string} nameOf
@@ -167,17 +192,32 @@ function compareKeyable(a, b) {
  * @returns {T[]} items
  */
 export function sortByName(items, nameOf, tie = () => 0) {
-  let keyable = true
-  for (let k = 0; k < items.length && keyable; k++) {
-    const name = nameOf(items[k])
-    keyable = KEYABLE.test(name) && !LONG_RUN.test(name)
+  const names = items.map(nameOf)
+  const by = (/** @type {number} */ a, /** @type {number} */ b) => collator.compare(names[a], names[b]) || tie(items[a], items[b]) || a - b
+  const keyed = sortKeys(names)
+  let at
+  if (!keyed) {
+    at = Array.from(names, (_, k) => k).sort(by)
+  } else {
+    // Strings sorted without a comparator are compared in the engine, several times faster than
+    // through any function. Names whose keys are equal (they differ in case or leading zeros
+    // alone) are then next to each other, in the collator's order only after `by` sorts them.
+    const { keys, folded } = keyed
+    keys.sort()
+    at = keys.map(keyPosition)
+    if (folded) {
+      for (let k = 0; k < keys.length;) {
+        const key = keys[k].slice(0, -5)
+        let e = k + 1
+        while (e < keys.length && keys[e].length === key.length + 5 && keys[e].startsWith(key)) e++
+        if (e - k > 1) at.slice(k, e).sort(by).forEach((position, j) => { at[k + j] = position })
+        k = e
+      }
+    }
   }
-  if (!keyable) return items.sort((a, b) => collator.compare(nameOf(a), nameOf(b)) || tie(a, b))
-  return items.sort((a, b) => {
-    const x = nameOf(a)
-    const y = nameOf(b)
-    return compareKeyable(x, y) || collator.compare(x, y) || tie(a, b)
-  })
+  const sorted = at.map((k) => items[k])
+  for (let k = 0; k < sorted.length; k++) items[k] = sorted[k]
+  return items
 }
 
 /**

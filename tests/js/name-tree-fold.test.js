@@ -91,6 +91,13 @@ test('sortByName orders as Intl.Collator(en, numeric) does, ties by `tie`, stabl
     const expected = names.map((name, i) => ({ name, i })).sort((a, b) => collator.compare(a.name, b.name) || a.i - b.i)
     assert.deepEqual(sorted.map((x) => x.i), expected.map((x) => x.i), names.join(' '))
   }
+  // Names without sort keys (another character, a run of more digits than a key holds) are
+  // ordered by the collator alone.
+  for (const odd of ['layers.é.w', `layers.${'7'.repeat(70)}.w`, 'layers 1']) {
+    const names = [...randomNames(60, 7), odd]
+    const expected = names.map((name, i) => ({ name, i })).sort((a, b) => collator.compare(a.name, b.name) || a.i - b.i)
+    assert.deepEqual(sortByName(names.map((_, i) => i), (i) => names[i]), expected.map((x) => x.i), odd)
+  }
   // Positions sorted by the names they point at.
   const names = ['layers.10.w', 'layers.9.w', 'layers.100.w', 'layers.9_a.w', 'Layers.9.w']
   assert.deepEqual(sortByName([0, 1, 2, 3, 4], (i) => names[i]).map((i) => names[i]),
