@@ -91,6 +91,12 @@ test('sortByName orders as Intl.Collator(en, numeric) does, ties by `tie`, stabl
     const expected = names.map((name, i) => ({ name, i })).sort((a, b) => collator.compare(a.name, b.name) || a.i - b.i)
     assert.deepEqual(sorted.map((x) => x.i), expected.map((x) => x.i), names.join(' '))
   }
+  // Lower case and no leading zeros: every key differs, and the engine's order is final.
+  for (let seed = 1; seed <= 100; seed++) {
+    const names = [...new Set(randomNames(60, seed).map((n) => n.toLowerCase().replace(/(^|[^0-9])0+(?=[0-9])/g, '$1')))]
+    const expected = names.map((name, i) => ({ name, i })).sort((a, b) => collator.compare(a.name, b.name) || a.i - b.i)
+    assert.deepEqual(sortByName(names.map((_, i) => i), (i) => names[i]), expected.map((x) => x.i), names.join(' '))
+  }
   // Names without sort keys (another character, a run of more digits than a key holds) are
   // ordered by the collator alone.
   for (const odd of ['layers.é.w', `layers.${'7'.repeat(70)}.w`, 'layers 1']) {
