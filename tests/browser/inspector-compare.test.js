@@ -5,13 +5,15 @@
 // Screenshots go to tests/artifacts/inspector/ (git-ignored).
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { open, serialize } from '../../js/node.js'
 import { INITIAL_FETCH_SIZE } from '../../js/io/http.js'
 import { formatValue } from '../../js/format.js'
 import { startServer } from '../servers/static-server.js'
+import { startHub } from '../js/hub-server.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
@@ -72,8 +74,12 @@ function expectedTuned() {
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
+/** @type {Awaited<ReturnType<typeof startHub>>} */
+let hub
 /** @type {import('playwright-core').Browser} */
 let browser
+/** @type {string} B written to disk, for the file picker */
+let dir
 /** @type {{ a: Uint8Array, b: Uint8Array }} */
 const bytes = /** @type {any} */ ({})
 
@@ -89,6 +95,10 @@ before(async () => {
   server.addFile(SLOW_A, await serialize(slow))
   server.addFile(SLOW_B, await serialize({ ...slow, 'model.slow': { ...slow['model.slow'], data: new Float32Array(1024 * 1024).fill(1) } }))
   server.addQuirks('/slow-b/', { bytesPerSecond: 400_000 })
+  hub = await startHub()
+  hub.addFile('org/tuned', 'b.safetensors', bytes.b)
+  dir = await mkdtemp(join(tmpdir(), 'st-compare-'))
+  await writeFile(join(dir, 'b.safetensors'), bytes.b)
   await mkdir(ARTIFACTS, { recursive: true })
   browser = await launchChromium()
 })
@@ -96,6 +106,8 @@ before(async () => {
 after(async () => {
   await browser?.close()
   await server?.close()
+  await hub?.close()
+  if (dir) await rm(dir, { recursive: true })
 })
 
 /** The counts, lists and numbers the compare card shows. @param {import('playwright-core').Page} page */
@@ -227,5 +239,30 @@ test('state in the address: ?url=&tensor=&slice=&compare= reopens the view; inte
   assert.equal(await page.textContent('#tensor-title'), 'model.same.weight')
   await waitCompared(page)
   assert.equal((await compareShown(page)).counts.values, 1)
+  await done()
+})
+
+test('B from the Hub (a repo id, hf:// in the address) and from a local file: the same comparison', { skip }, async () => {
+  const { page, done } = await newPage(browser)
+  await page.goto(`${server.pageUrl()}?${new URLSearchParams({ url: server.url(A), endpoint: hub.base })}`)
+  await waitOpened(page)
+  hub.resetStats()
+  await page.fill('#compare-input', 'org/tuned/b.safetensors')
+  await page.press('#compare-input', 'Enter')
+  await waitCompared(page)
+  assertAgainstB(await compareShown(page))
+  assert.equal(await page.inputValue('#compare-input'), 'hf://org/tuned/b.safetensors')
+  const search = new URL(page.url()).searchParams
+  assert.equal(search.get('compare'), 'hf://org/tuned/b.safetensors')
+  assert.equal(search.get('endpoint'), hub.base, 'the Hub it came from, not the token')
+  assert.ok(![...search.values()].some((v) => /hf_test/.test(v)))
+  assert.ok(hub.allRequests().length > 0, 'B was read from the Hub')
+
+  await page.setInputFiles('#compare-file-input', join(dir, 'b.safetensors'))
+  await page.waitForFunction(() => document.querySelector('.compare-side:last-child')?.textContent === 'B b.safetensors' &&
+    new URLSearchParams(location.search).get('compare') === null, undefined, { timeout: 15_000 })
+  await waitCompared(page)
+  assertAgainstB(await compareShown(page))
+  assert.match(await page.textContent('#compare-network') ?? '', /read/, 'B\'s local reads are counted')
   await done()
 })

@@ -10,7 +10,7 @@
  */
 import { el, visible } from './dom.js'
 import { formatBytes, formatCount, formatShape, formatValue } from './format.js'
-import { fileLink, hubAddress, isHubAddress, openLocal, openUrl } from './model.js'
+import { fileLink, hubAddress, openLocal, openUrl } from './model.js'
 import { describeError } from './errors.js'
 import { NetworkMeter } from './network.js'
 import { Tasks } from './task.js'
@@ -40,7 +40,7 @@ export class CompareView {
     this.hooks = hooks
     this.input = /** @type {HTMLInputElement} */ (el('input', {
       id: 'compare-input', type: 'text', inputmode: 'url', spellcheck: 'false', autocomplete: 'off',
-      placeholder: 'URL, hf://org/model or org/model, of the checkpoint to compare with',
+      placeholder: 'https://…/model.safetensors, hf://org/model or org/model: the checkpoint to compare with',
       'aria-label': 'The checkpoint to compare with (B)',
     }))
     this.files = /** @type {HTMLInputElement} */ (el('input', {
@@ -105,7 +105,9 @@ export class CompareView {
    */
   async compareWith(text) {
     const value = text.trim()
-    const hub = hubAddress(value) ?? (isHubAddress(value) ? value : null)
+    // A repo id, an hf:// address or a huggingface.co link goes to the Hub (as in the repo
+    // field); another http(s) URL, or a path (/, ./, ../: against this page), opens as a URL.
+    const hub = /^\.{0,2}\//.test(value) ? null : hubAddress(value)
     let src = hub
     if (!src) {
       try {
