@@ -188,6 +188,15 @@ test('compare mode: only in A or B, dtype and shape changes, identical, changed 
   await page.click(`.compare-values button.compare-name[data-name="${TUNED}"]`)
   await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n, TUNED)
 
+  // B that cannot be read: the card says why, and the address no longer names a comparison.
+  await page.fill('#compare-input', server.url('/cmp/missing.safetensors'))
+  await page.press('#compare-input', 'Enter')
+  await page.waitForSelector('#compare-message.error:not([hidden])')
+  assert.match(await page.textContent('#compare-message') ?? '', /404/)
+  await page.locator('#compare').screenshot({ path: join(ARTIFACTS, 'compare-error.png') })
+  assert.equal(await page.locator('#compare-result .compare-counts').count(), 0)
+  assert.equal(new URL(page.url()).searchParams.get('compare'), null)
+
   // Progress, then Cancel, on a comparison that reads slowly.
   await page.goto(server.pageUrl(server.url(SLOW_A)))
   await waitOpened(page)

@@ -148,6 +148,8 @@ export class CompareView {
     this.result.replaceChildren()
     this.result.setAttribute('aria-busy', 'true')
     this.meter.reset(kind)
+    // The address names the comparison from its start (a reload while it runs starts it again).
+    this.hooks.onChange(address)
     const shown = await this.tasks.run(`Comparing with ${label}`, async (signal, progress) => {
       const b = await openB(signal)
       if (run !== this.#runs) {
@@ -166,8 +168,10 @@ export class CompareView {
     })
     if (run !== this.#runs) return
     this.result.removeAttribute('aria-busy')
-    if (!shown) return
-    this.hooks.onChange(address)
+    if (!shown) {
+      this.hooks.onChange(null)  // failed or cancelled: nothing compared to share
+      return
+    }
     this.#render(a, shown.b, shown.result)
   }
 
