@@ -236,12 +236,14 @@ test('390 x 844: name, dtype and shape only, nothing past the screen; selecting 
   await waitOpened(page)
   const sharded = await page.$$eval('#panel-table thead th', (ths) => ths.filter((th) => th.getBoundingClientRect().width > 0).map((th) => th.textContent?.replace(/[▲▼]/g, '').trim()))
   assert.deepEqual(sharded, ['Name', 'dtype', 'Shape'])
+  await shoot(page, 'phone-sharded')
   await selectTensor(page, 'model.norm.weight')
+  await page.waitForFunction(() => Math.abs(/** @type {Element} */ (document.querySelector('#tensor-view')).getBoundingClientRect().top) < 40)
   assert.match(await page.textContent('#tensor-view .chips') ?? '', /in model-0000\d-of-00003\.safetensors/)
   o = await overflow(page, 'body')
   assert.deepEqual(o.wide, [])
   assert.ok(o.scrollWidth <= 390)
-  await shoot(page, 'phone-sharded', true)
+  await shoot(page, 'phone-sharded-tensor')
 
   // The virtualized table (400 rows) scrolls and stays within the screen.
   await page.goto(server.pageUrl(MANY))

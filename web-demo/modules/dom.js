@@ -64,3 +64,19 @@ export function visible(text, options) {
   return invisibleParts(text, options).map((part) => (typeof part === 'string' ? part
     : el('span', { class: 'invisible-char', title: part.title, text: part.escape })))
 }
+
+/**
+ * A dotted name as nodes for el() that may wrap after its dots (model.<wbr>layers.<wbr>0…), its
+ * invisible characters marked as visible() marks them: a long name in a narrow title breaks
+ * between its parts rather than before its last letter.
+ * @param {string} name @returns {Array<Node | string>}
+ */
+export function wrappable(name) {
+  /** @type {Array<Node | string>} */
+  const out = []
+  for (const part of visible(name)) {
+    if (typeof part !== 'string') out.push(part)
+    else part.split(/(?<=\.)/).forEach((piece, i) => out.push(...(i > 0 ? [document.createElement('wbr'), piece] : [piece])))
+  }
+  return out
+}

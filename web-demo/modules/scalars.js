@@ -92,6 +92,11 @@ export class ScalarValues {
     return null
   }
 
+  /** The value of a scalar row if known, without reading it. @param {Row} row @returns {Value | null} */
+  peek(row) {
+    return this.values.get(row.name) ?? null
+  }
+
   /** A value read elsewhere (the tensor view). @param {string} name @param {Value} value */
   remember(name, value) {
     if (this.values.get(name)?.full === value.full) return

@@ -171,7 +171,7 @@ export class TensorTable {
     this.remeasure = true
     /** @type {number | null} the line at the top of the view when the row height changed */
     this.anchor = null
-    /** @type {{ get(row: Row): { text: string, full: string } | null } | null} scalars' values, where known (scalars.js) */
+    /** @type {{ get(row: Row): { text: string, full: string } | null, peek(row: Row): { text: string, full: string } | null } | null} scalars' values, where known (scalars.js) */
     this.scalars = null
 
     this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true', tabindex: '-1' })
@@ -236,17 +236,23 @@ export class TensorTable {
     this.#fitShapes()
   }
 
-  /** The longest shape's characters (up to 18), for the shape column's width on phones (style.css). */
+  /**
+   * The longest shape's characters (up to 24), for the shape column's width (style.css bounds
+   * it); a scalar's cell is `[] = ` and its value once known. True when it changed.
+   */
   #fitShapes() {
     let most = 2
     for (const r of this.rows) {
       if (r.pending) continue
-      // A scalar's cell is `[] = ` and its value (cut to fit beyond this).
-      let n = r.shape.length === 0 ? 12 : 2 + 2 * Math.max(0, r.shape.length - 1)
+      let n = 2 + 2 * Math.max(0, r.shape.length - 1)
+      if (r.shape.length === 0 && !r.quant) n = 5 + (this.scalars?.peek(r)?.text.length ?? 4)
       for (const d of r.shape) n += String(d).length
       if (n > most) most = n
     }
-    this.table.style.setProperty('--shape-chars', String(Math.min(18, most)))
+    const chars = String(Math.min(24, most))
+    if (this.table.style.getPropertyValue('--shape-chars') === chars) return false
+    this.table.style.setProperty('--shape-chars', chars)
+    return true
   }
 
   /** Shows the rows that `mask` keeps, from the top. @param {Uint8Array | null} mask 1 at the `order` of each row to show; null: all */
@@ -599,8 +605,9 @@ export class TensorTable {
     this.#draw()
   }
 
-  /** Draws the rows in view again (a scalar's value arrived). */
+  /** Draws the rows in view again (a scalar's value arrived: the shape column may widen). */
   redraw() {
+    if (this.#fitShapes()) this.#fitLines()
     this.#draw()
   }
 

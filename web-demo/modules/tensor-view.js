@@ -14,7 +14,7 @@
  */
 import { SafetensorsError } from '../../js/index.js'
 import { colourScale, drawHeatmap, drawHistogram, drawLegend } from './charts.js'
-import { el, visible } from './dom.js'
+import { el, visible, wrappable } from './dom.js'
 import { copyNameButton, exportBar } from './export-bar.js'
 import { elementCount, escapeInvisible, formatBytes, formatCount, formatPercent, formatShape, formatValue } from './format.js'
 import { schemeBadge } from './table.js'
@@ -219,7 +219,7 @@ export class TensorView {
       const q = row.quant
       const details = Object.entries(q.details).map(([k, v]) => `${k} ${Array.isArray(v) ? `[${v.join(', ')}]` : String(v)}`).join(', ')
       return el('header', { class: 'tensor-head' },
-        el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...visible(row.name)),
+        el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...wrappable(row.name)),
         el('dl', { class: 'chips' },
           el('div', { class: 'chip' }, el('dt', { text: 'quantized' }), el('dd', {}, schemeBadge(q.scheme))),
           chip('shape', formatShape(row.shape)),
@@ -238,7 +238,7 @@ export class TensorView {
               el('td', { class: 'num', text: formatBytes(p.byteLength) })))))))
     }
     return el('header', { class: 'tensor-head' },
-      el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...visible(row.name)),
+      el('h2', { id: 'tensor-title', class: 'tensor-name mono' }, ...wrappable(row.name)),
       el('dl', { class: 'chips' },
         chip('dtype', row.dtype),
         chip('shape', formatShape(row.shape)),
