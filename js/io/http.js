@@ -115,7 +115,7 @@ export async function urlSource(url, options = {}) {
       state.readHref = response.url || state.href
       if (hit) {
         /** @type {NonNullable<typeof kept>} */ (kept).restore(state, response)
-        return /** @type {NonNullable<typeof kept>} */ (kept).bytes
+        return lastFirstAnswer(state, /** @type {NonNullable<typeof kept>} */ (kept).bytes)
       }
       kept = null
       return await firstResponse(state, response, size, threshold, options.onProgress)
@@ -128,8 +128,26 @@ export async function urlSource(url, options = {}) {
   if (cache && !kept && state.status === 206) {
     ;({ prefix, entry: kept } = await cache.keepHeader(state, prefix,
       (from, end) => fetchRange(state, from, end, options.signal), options.onProgress))
+    if (kept) lastKept = { href: state.href, etag: state.etag, bytes: prefix }
   }
   return makeSource(state, prefix, options, kept)
+}
+
+/**
+ * The first answer of the file last kept in a cache, the bytes past its header included. A file
+ * opened again at once (an app reopening with a quantization config, as the inspector does) and
+ * found unchanged (a 304) then finds its first tensors there, as the first open did, where the
+ * entry holds only the header. Not within maxAge, unvalidated: its reads check the version. One
+ * file's, at most the first answer's size.
+ * @type {{ href: string, etag: string | null, bytes: Uint8Array } | null}
+ */
+let lastKept = null
+
+/** @param {State} state restored from its entry @param {Uint8Array} header the entry's bytes */
+function lastFirstAnswer(state, header) {
+  const last = lastKept
+  const same = last !== null && last.href === state.href && last.etag === state.etag && last.bytes.length > header.length
+  return same ? /** @type {Uint8Array} */ (last?.bytes) : header
 }
 
 /**

@@ -113,8 +113,17 @@ test('a reopened file costs one request, a 304 to If-None-Match, and is served t
   assert.deepEqual([g.names, g.byteLength, g.info('one.b')], [f.names, bytes.length, f.info('one.b')])
   server.resetStats()
   assert.deepEqual(await values(g, 'one.a'), [1, 2, 3, 4])
-  assert.deepEqual(server.stats.log.map((e) => [e.status, e.ifRange]), [[206, etag]], 'reads still check the version, with If-Range')
+  assert.deepEqual(asked(), [], 'reopened at once, its tensors come from the first answer of the same version, as the first open read them')
   await g.close()
+
+  // Another file kept since: the reopened one has its header alone, and its reads check the version.
+  server.addFile('/one/other.safetensors', await model('other'))
+  await (await opened(server.url('/one/other.safetensors'), { cache: { dir } })).close()
+  const h = await opened(url, { cache: { dir } })
+  server.resetStats()
+  assert.deepEqual(await values(h, 'one.a'), [1, 2, 3, 4])
+  assert.deepEqual(server.stats.log.map((e) => [e.status, e.ifRange]), [[206, etag]], 'reads still check the version, with If-Range')
+  await h.close()
 })
 
 test('within maxAge a reopen makes no request; past it, one validation', async () => {
@@ -418,6 +427,9 @@ test('Hub files are keyed by the /resolve/ URL with its revision, validated thro
     assert.equal(entry.meta.url, `${hub.base}/org/model/resolve/main/model.safetensors`, 'the URL as given, not the signed CDN URL')
     assert.equal(entry.meta.etag, `"${hub.sha256('org/model', 'model.safetensors')}"`)
 
+    // Another file kept since (elsewhere): this one's reopen has its header alone, and reads.
+    server.addFile('/hub-aside/model.safetensors', await model('aside'))
+    await (await opened(server.url('/hub-aside/model.safetensors'), { cache: { dir: newDir() } })).close()
     hub.resetStats()
     const f = await opened('hf://org/model/model.safetensors', options)
     assert.deepEqual([hub.stats.hubLog.map((e) => e.status), hub.stats.cdnLog.map((e) => e.status)], [[302], [304]])

@@ -47,7 +47,9 @@ import { overview } from '../../js/overview.js'
 /**
  * Opens a URL or a Hub address (hf://...): a single file, or a sharded set (its index: the
  * shard headers are read afterwards, see shard-headers.js). `token` and `endpoint` are for Hub
- * addresses (the token goes to the Hub only); `headers` for URLs.
+ * addresses (the token goes to the Hub only); `headers` for URLs. Headers and indexes are kept in
+ * the browser's Cache API (the library's `cache` option): reopening a model costs one validation
+ * request per file, not every shard's header again.
  * @param {string} href absolute URL, or hf://org/repo[@revision][/path]
  * @param {{ fetch: (input: string, init?: RequestInit) => Promise<Response>, headers?: Record<string, string>,
  *   token?: string, endpoint?: string, signal: AbortSignal,
@@ -59,8 +61,8 @@ export async function openUrl(href, options) {
   const hub = isHubAddress(href)
   /** @param {Record<string, unknown> | undefined} quantization */
   const opener = (quantization) => open(href, hub
-    ? { fetch: options.fetch, token: options.token, endpoint: options.endpoint, signal: options.signal, quantization }
-    : { fetch: options.fetch, headers: options.headers, signal: options.signal, quantization })
+    ? { fetch: options.fetch, token: options.token, endpoint: options.endpoint, signal: options.signal, quantization, cache: true }
+    : { fetch: options.fetch, headers: options.headers, signal: options.signal, quantization, cache: true })
   let f = await opener(undefined)
   /** @type {Model['config'] & { refused: unknown }} */
   let config = { from: null, used: false, refused: null }
