@@ -20,7 +20,7 @@ import { escapeInvisible } from './modules/format.js'
 import { completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, openLocal, openUrl } from './modules/model.js'
 import { HF_ENDPOINT } from '../js/io/hf.js'
 import { NetworkMeter, headerBytesOf } from './modules/network.js'
-import { readHeaders, readShard } from './modules/shard-headers.js'
+import { headerBytesRead, readHeaders, readShard } from './modules/shard-headers.js'
 import { ScalarValues } from './modules/scalars.js'
 import { renderSummary } from './modules/summary.js'
 import { SourceLine } from './modules/source-line.js'
@@ -267,7 +267,7 @@ async function discard() {
 function show(next) {
   model = next
   meter.setTotal(Number.isNaN(next.byteLength) ? null : next.byteLength)
-  meter.setHeaders(() => headerBytesOf(next))
+  meter.setHeaders(() => headerBytesOf(next, next.headers && !next.headers.complete ? headerBytesRead(next.headers) : null))
   ui.empty.hidden = true
   renderSummary(ui.summary, next)
   if (next.kind === 'file' && isAwkward(next.metadata)) {
@@ -303,6 +303,7 @@ function setBusy(busy) {
  */
 function showHeaderProgress(m, state) {
   const h = /** @type {import('./modules/model.js').HeaderState} */ (m.headers)
+  meter.render()  // its split of the bytes counts the headers read so far
   browser.showHeaders({
     loaded: h.read.size, total: h.total, failed: h.failed.size, state,
     cancel: () => headerRun?.abort(),

@@ -32,6 +32,8 @@ let sampleBytes
 const sample = /** @type {Map<string, { elements: number, byteOffset: number, byteLength: number, shard: string }>} */ (new Map())
 /** @type {string[]} the sharded sample's shard files, sorted */
 let shardNames = []
+/** The sharded sample's index size and its first shard's header bytes (length prefix included). */
+const goneSet = { index: 0, header: 0 }
 
 const F32 = new Float32Array([0.1, NaN, Infinity, -Infinity, 1, 2, 3, 4, -0.5, 5, 6, 1e-3])
 const BF16 = new Uint16Array([0x3f80, 0xc000, 0x7fc0, 0x4049, 0xff80, 0x0000])
@@ -76,7 +78,10 @@ before(async () => {
   server.addQuirks(SLOW_SET + shardNames[shardNames.length - 1], { latency: 2500 })
   // Two of the three shards are not there.
   server.addFile(GONE_SET + INDEX_NAME, /** @type {Uint8Array} */ (files.get(INDEX_NAME)))
-  server.addFile(GONE_SET + shardNames[0], /** @type {Uint8Array} */ (files.get(shardNames[0])))
+  const first = /** @type {Uint8Array} */ (files.get(shardNames[0]))
+  server.addFile(GONE_SET + shardNames[0], first)
+  goneSet.index = /** @type {Uint8Array} */ (files.get(INDEX_NAME)).length
+  goneSet.header = 8 + Number(new DataView(first.buffer, first.byteOffset).getBigUint64(0, true))
   await mkdir(ARTIFACTS, { recursive: true })
   browser = await launchChromium()
 })
@@ -265,8 +270,7 @@ test('the network panel tells the header from the data read ahead with it, and f
   await page.waitForFunction((w) => document.querySelector('#network')?.getAttribute('data-bytes') === String(w), window, { timeout: 5000 })
   let d = await detail()
   assert.deepEqual([Number(d.header), Number(d.ahead), Number(d.tensors)], [header, window - header, 0])
-  assert.equal(d.text, `Of which: header ${formatBytes(header)} + ${formatBytes(window - header)} of tensor data read ahead with it ` +
-    '(the first request asks for a window before the header\'s size is known) + 0 B of tensors fetched since.')
+  assert.equal(d.text, `Of which: header ${formatBytes(header)} + ${formatBytes(window - header)} of tensor data read ahead with it + 0 B of tensors fetched since.`)
   await page.locator('#network').screenshot({ path: join(ARTIFACTS, 'network-header-window.png') })
 
   // A tensor past the window: its bytes count as tensors, the header's stay as they were.
@@ -305,6 +309,18 @@ test('error cards name the file; two missing shards are listed and the index\'s 
   const orphan = [...sample].find(([, t]) => t.shard === missing[0])?.[0]
   assert.ok(orphan)
   assert.equal(await page.locator(`#panel-table tr[data-name="${orphan}"]`).count(), 1)
+  // The network panel: the index, the one header read, and what came with it; the 404s' bodies are none of them.
+  await page.waitForFunction((g) => {
+    const d = /** @type {HTMLElement | null} */ (document.querySelector('.network-detail'))?.dataset
+    return d?.index === String(g.index) && d?.header === String(g.header)
+  }, goneSet, { timeout: 5000 }).catch(() => {})
+  const shown = await page.$eval('.network-detail', (e) => ({ ...(/** @type {HTMLElement} */ (e)).dataset }))
+  assert.deepEqual([shown.index, shown.header], [String(goneSet.index), String(goneSet.header)])
+  const ahead = Number(await page.getAttribute('.network-detail', 'data-ahead'))
+  assert.equal(ahead, server.bytesFor(GONE_SET + shardNames[0]) - goneSet.header, 'the rest of the one shard\'s first window')
+  assert.equal(await page.textContent('.network-detail'), `Of which: index ${formatBytes(goneSet.index)} + headers ${formatBytes(goneSet.header)} + ` +
+    `${formatBytes(ahead)} of tensor data read ahead with them + 0 B of tensors fetched since.`)
+  assert.equal(await page.getAttribute('.network-detail', 'data-tensors'), '0', 'the 404 pages are not tensors')
   await shoot(page, 'error-missing-shards')
 
   // Selecting a tensor of a missing shard: the card names that shard.

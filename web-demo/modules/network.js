@@ -33,6 +33,8 @@ export class NetworkMeter {
   openingBytes = 0
   /** Bytes of requests without a range: whole files (a sharded set's index). */
   wholeBytes = 0
+  /** Bytes of error answers' bodies (a 404 page): neither headers nor tensors. */
+  errorBytes = 0
   /** The open file's header bytes (length prefixes included) read so far; null until known. @type {() => number | null} */
   headerBytes = () => null
 
@@ -56,6 +58,7 @@ export class NetworkMeter {
     this.log = []
     this.openingBytes = 0
     this.wholeBytes = 0
+    this.errorBytes = 0
     this.headerBytes = () => null
     this.element.hidden = kind === 'none'
     this.render()
@@ -88,18 +91,18 @@ export class NetworkMeter {
     const header = this.headerBytes()
     if (header === null || Number.isNaN(header)) return null
     const ahead = Math.max(0, this.openingBytes - header)
-    const tensors = Math.max(0, this.bytes - this.wholeBytes - Math.max(this.openingBytes, header))
+    const tensors = Math.max(0, this.bytes - this.wholeBytes - this.errorBytes - Math.max(this.openingBytes, header))
     return { header: Math.min(header, this.bytes - this.wholeBytes), index: this.wholeBytes, ahead, tensors }
   }
 
-  /** The breakdown as a line, e.g. "Header 37.6 kB + 224 kB of tensor data read ahead with it in the first request + 0 B of tensors since". */
+  /** The breakdown as a line, e.g. "Of which: header 37.6 kB + 224 kB of tensor data read ahead with it + 0 B of tensors fetched since." */
   breakdownText() {
     const b = this.breakdown()
     if (!b) return null
     const parts = []
     if (b.index > 0) parts.push(`index ${formatBytes(b.index)}`)
     parts.push(`${b.index > 0 ? 'headers' : 'header'} ${formatBytes(b.header)}`)
-    if (b.ahead > 0) parts.push(`${formatBytes(b.ahead)} of tensor data read ahead with ${b.index > 0 ? 'them' : 'it'} (the first request asks for a window before the header's size is known)`)
+    if (b.ahead > 0) parts.push(`${formatBytes(b.ahead)} of tensor data read ahead with ${b.index > 0 ? 'them' : 'it'}`)
     parts.push(`${formatBytes(b.tensors)} of tensors fetched since`)
     const text = parts.join(' + ')
     return `Of which: ${text}.`
@@ -134,13 +137,15 @@ export class NetworkMeter {
       entry.done = true
       return response
     }
-    const opening = entry.range === 'whole file' ? 'whole' : /^bytes=0-/.test(entry.range) ? 'window' : null
+    // An error's body (a 404 page) is neither header nor data.
+    const opening = !response.ok ? null : entry.range === 'whole file' ? 'whole' : /^bytes=0-/.test(entry.range) ? 'window' : null
     const counted = response.body.pipeThrough(new TransformStream({
       transform: (chunk, controller) => {
         entry.bytes += chunk.byteLength
         if (generation === this.generation) {
           this.bytes += chunk.byteLength
-          if (opening === 'whole') this.wholeBytes += chunk.byteLength
+          if (!response.ok) this.errorBytes += chunk.byteLength
+          else if (opening === 'whole') this.wholeBytes += chunk.byteLength
           else if (opening === 'window') this.openingBytes += chunk.byteLength
         }
         this.render()
@@ -273,7 +278,10 @@ export class NetworkMeter {
     const b = this.breakdown()
     const text = this.breakdownText()
     if (!b || !text) return el('p', { class: 'network-detail', hidden: true })
-    return el('p', { class: 'network-detail', dataset: { header: String(b.header), index: String(b.index), ahead: String(b.ahead), tensors: String(b.tensors) }, text })
+    return el('p', {
+      class: 'network-detail', dataset: { header: String(b.header), index: String(b.index), ahead: String(b.ahead), tensors: String(b.tensors) }, text,
+      title: 'A file\'s first request asks for a window from its start before the header\'s size is known: what comes past the header is tensor data read ahead, never asked for (a tensor inside it costs no request).',
+    })
   }
 
   /** The request log, latest first. */
@@ -290,11 +298,14 @@ export class NetworkMeter {
 
 /**
  * The header bytes of a model read so far: a file's 8-byte length and its JSON; a sharded set's,
- * summed over the shards whose headers are read. Null while none is.
+ * summed over the shards whose headers are read (`partial`: that sum while the set is not
+ * whole). Null while none is.
  * @param {{ headerLength: number, shards?: Array<{ headerLength: number }> | null }} model
+ * @param {number | null} [partial]
  * @returns {number | null}
  */
-export function headerBytesOf(model) {
+export function headerBytesOf(model, partial = null) {
+  if (partial !== null) return partial > 0 ? partial : null
   if (!model.shards) return Number.isNaN(model.headerLength) ? null : 8 + model.headerLength
   let sum = 0
   let read = 0

@@ -20,6 +20,17 @@ export const CONCURRENCY = 8
 /** Names of tensors a shard lacks quoted in its error, at most. */
 const QUOTED = 3
 
+/** Each set's header bytes read so far (length prefixes included), for the network panel. @type {WeakMap<HeaderState, number>} */
+const HEADER_BYTES = new WeakMap()
+
+/**
+ * The header bytes of a sharded set's shards read so far (each one's 8-byte length and JSON).
+ * @param {HeaderState} state @returns {number}
+ */
+export function headerBytesRead(state) {
+  return HEADER_BYTES.get(state) ?? 0
+}
+
 /**
  * Reads one shard's header (if not yet) and fills in its rows. Throws what reading it threw,
  * and TensorNotFound, every time, when its header lacks tensors the index puts in it (those rows
@@ -52,8 +63,10 @@ export async function readShard(model, path, signal) {
     r.pending = false
   }
   // A shard that lacks some of its tensors stays unread: the set cannot be made whole.
-  if (lacking.length === 0) state.read.add(path)
-  else {
+  if (lacking.length === 0) {
+    state.read.add(path)
+    HEADER_BYTES.set(state, headerBytesRead(state) + 8 + file.headerLength)
+  } else {
     const quoted = lacking.slice(0, QUOTED).map((name) => JSON.stringify(name)).join(', ')
     throw new SafetensorsError('TensorNotFound', `the index puts ${lacking.length} ${lacking.length === 1 ? 'tensor' : 'tensors'} ` +
       `in ${path}, whose header lacks ${lacking.length === 1 ? 'it' : 'them'}: ${quoted}${lacking.length > QUOTED ? ', ...' : ''}`)
