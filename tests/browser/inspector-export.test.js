@@ -15,12 +15,17 @@ import { sampleModel } from '../fixtures/make-sample.js'
 import { SAMPLE_PATH, startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { readNpy, valuesOf } from '../js/npy-reader.js'
+import { encodeFp8Block } from '../js/quant-fixtures.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 const EXPORT = '/export/values.safetensors'
 const SLOW_SET = '/slowset/'
 const GONE_SET = '/gone/'
+const QUANT = '/quant/model.safetensors'  // one FP8-block weight (DeepSeek style), config.json beside it
+const QUANT_CONFIG = { model_type: 'deepseek_v3', quantization_config: { quant_method: 'fp8', fmt: 'e4m3', activation_scheme: 'dynamic', weight_block_size: [128, 128] } }
+/** @type {number[]} the quantized weight dequantized by the library in Node */
+let dequantized = []
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
@@ -70,7 +75,21 @@ before(async () => {
   }
   await v.close()
 
+  const x = Float32Array.from({ length: 256 * 128 }, (_, i) => Math.sin(i / 17) * (1 + (i % 5)))
+  const { weight, scales, scaleShape } = encodeFp8Block(x, 256, 128, [128, 128])
+  const quant = await serialize({
+    'q.weight': { dtype: 'F8_E4M3', shape: [256, 128], data: weight },
+    'q.weight_scale_inv': { dtype: 'F32', shape: scaleShape, data: scales },
+  })
+  const qf = /** @type {any} */ (await open(quant, { quantization: QUANT_CONFIG }))
+  const dq = await qf.dequantize('q.weight')
+  dequantized = [...dq.toFloat32()]
+  dq.dispose()
+  await qf.close()
+
   server = await startServer()
+  server.addFile(QUANT, quant)
+  server.addFile('/quant/config.json', new TextEncoder().encode(JSON.stringify(QUANT_CONFIG)))
   server.addFile(SAMPLE_PATH, sampleBytes)
   server.addFile(EXPORT, values)
   for (const [name, bytes] of files) server.addFile(SLOW_SET + name, bytes)
@@ -193,6 +212,24 @@ test('exports a tensor and a slice as .npy and JSON, float32 for BF16 and F8, an
   await page.waitForSelector('.copy-name[data-copied="true"]')
   await page.evaluate(() => { delete (/** @type {any} */ (navigator)).clipboard })
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'w.f32', 'the fallback copied it')
+  await done()
+})
+
+test('a quantized weight exports dequantized, as float32 in its logical shape, whole or by rows', { skip }, async () => {
+  const { page, done } = await newPage(browser)
+  await page.goto(server.pageUrl(QUANT))
+  await waitOpened(page)
+  await selectTensor(page, 'q.weight')
+  assert.match(await page.textContent('.export-note') ?? '', /dequantized, as float32/)
+  let npy = readNpy((await downloaded(page, '.export-npy')).bytes)
+  assert.deepEqual([npy.descr, npy.shape], ['<f4', [256, 128]])
+  assert.deepEqual(valuesOf(npy.descr, npy.data), dequantized)
+  await page.fill('#slice-input', '130:132')
+  await page.press('#slice-input', 'Enter')
+  await page.waitForFunction(() => document.querySelector('.export-label')?.textContent === 'Export [130:132]:', null, { timeout: 15_000 })
+  npy = readNpy((await downloaded(page, '.export-npy')).bytes)
+  assert.deepEqual(npy.shape, [2, 128])
+  assert.deepEqual(valuesOf(npy.descr, npy.data), dequantized.slice(130 * 128, 132 * 128))
   await done()
 })
 
