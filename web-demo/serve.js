@@ -2,8 +2,9 @@
 /**
  * The inspector's static server: web-demo/, js/, dist/ and the generated samples (build/sample/,
  * served at /sample/) on 127.0.0.1, with what a ranged reader needs: single byte ranges (206,
- * Content-Range, 416), a strong ETag with If-Range, Last-Modified, HEAD, and CORS on data (any
- * origin, Range/If-Range/Authorization allowed in preflights, Content-Range and ETag exposed; not
+ * Content-Range, 416), a strong ETag with If-Range and If-None-Match (304), Last-Modified, HEAD,
+ * and CORS on data (any origin, Range/If-Range/Authorization allowed in preflights, so If-None-Match
+ * only from the same origin; Content-Range and ETag exposed; not
  * on the page's own files, which carry a Content-Security-Policy and a refusal to be framed
  * instead). Every answer carries nosniff.
  *
@@ -199,6 +200,13 @@ async function send(req, res, body, ranges, entry, cors) {
     ETag: etag,
     'Last-Modified': new Date(body.mtimeMs).toUTCString(),
   })
+  // A client that kept this version (the inspector's cache) is told so, without the body.
+  const ifNoneMatch = req.headers['if-none-match']
+  if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) {
+    entry.status = 304
+    res.writeHead(304, headers)
+    return void res.end()
+  }
   let range = ranges ? parseRange(req.headers.range, size) : null
   const ifRange = req.headers['if-range']
   if (range && ifRange !== undefined && ifRange !== etag) range = null  // changed: whole file

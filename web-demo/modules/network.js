@@ -133,7 +133,9 @@ export class NetworkMeter {
     }
     entry.status = String(response.status)
     this.render()
-    if (!response.body) {
+    // A 304 (the library's cache validating) has no body to count, and a Response made with
+    // that status and a stream throws.
+    if (!response.body || response.status === 304) {
       entry.done = true
       return response
     }
