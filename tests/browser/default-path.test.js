@@ -512,7 +512,7 @@ test('a page reads a URL on another origin with default options: every tensor, s
   assertCleanNetwork(run, 'reads on the page')
 })
 
-test('a module worker reads, dequantizes and streams with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
+test('a module worker reads (a sharded set too), dequantizes and streams with default options and transfers copies to the page', { skip, timeout: 60_000 }, async () => {
   const run = await runPage(`${APP_URL}page.html`, { run: 'worker' })
   assertOk(run.results)
   const r = run.results
@@ -526,6 +526,8 @@ test('a module worker reads, dequantizes and streams with default options and tr
   assert.deepEqual(strip(r.slices), expected.slices, 'slices, read in the worker')
   assert.deepEqual(strip([r.float32]), [expected.float32], 'toFloat32 in the worker')
   assert.equal(r.float32.type, 'Float32Array')
+  assert.deepEqual(r.sharded, expected.sharded, 'a sharded set by its index URL, read in the worker')
+  assert.ok(run.requested.includes(`${app.origin}/dist/safetensors_index.mjs`), 'the worker loaded the index parser\'s module')
   assert.ok(r.sentByteLengths.length === expected.single.tensors.length + expected.slices.length + 1 &&
     r.sentByteLengths.every((/** @type {number} */ n) => n === 0), `postMessage detached every copy in the worker: ${r.sentByteLengths}`)
   assert.match(r.dataTransfer, /^refused: /, 't.data (a view of wasm memory) cannot be transferred')

@@ -78,6 +78,7 @@ async function inWorker(data) {
       quantSentByteLengths: got.detached.quantByteLengths,
       dataTransfer: got.detached.dataTransfer,
       stream: got.result.stream,
+      sharded: got.result.sharded,
     }
   } finally {
     worker.terminate()
