@@ -20,19 +20,28 @@ export async function pool(items, limit, signal, task) {
   const controller = new AbortController()
   const onAbort = () => controller.abort(signal?.reason)
   signal?.addEventListener('abort', onAbort)
+  // Each task has a signal of its own, all aborted by one listener: fetch listens on the signal
+  // it is given, and Node warns once one signal has more than 10 listeners (256 shard headers).
+  /** @type {Set<AbortController>} */
+  const running = new Set()
+  controller.signal.addEventListener('abort', () => { for (const own of running) own.abort(controller.signal.reason) })
   /** @type {unknown} */
   let failure = null
   let next = 0
   /** @type {R[]} */
   const results = new Array(items.length)
   const worker = async () => {
-    while (failure === null && next < items.length) {
+    while (failure === null && !controller.signal.aborted && next < items.length) {
       const i = next++
+      const own = new AbortController()
+      running.add(own)
       try {
-        results[i] = await task(items[i], controller.signal)
+        results[i] = await task(items[i], own.signal)
       } catch (error) {
         failure ??= error
         controller.abort(error)
+      } finally {
+        running.delete(own)
       }
     }
   }

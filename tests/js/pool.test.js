@@ -35,3 +35,29 @@ test('limiter keeps calls that come one by one within its bound, and every call 
   await assert.rejects(limited(async () => { throw new Error('boom') }), /boom/)
   assert.deepEqual(await Promise.all([limited(() => task('a', 1)), limited(() => task('b', 1))]), ['a', 'b'])
 })
+
+test('pool gives each running task a signal of its own: 256 at once listening on theirs raise no MaxListenersExceededWarning, and all abort together', async () => {
+  /** @type {string[]} */
+  const warnings = []
+  const onWarning = (/** @type {Error} */ w) => warnings.push(w.name)
+  process.on('warning', onWarning)
+  try {
+    const user = new AbortController()
+    /** @type {AbortSignal[]} */
+    const signals = []
+    const run = pool(Array.from({ length: 300 }, (_, i) => i), 256, user.signal, (i, signal) => new Promise((resolve, reject) => {
+      signals.push(signal)
+      // As fetch does: a listener on the signal it is given.
+      signal.addEventListener('abort', () => reject(signal.reason))
+      if (i === 0) setTimeout(() => user.abort(new Error('stop')), 20)
+    }))
+    await assert.rejects(run, /stop|abort/i)
+    assert.equal(signals.length, 256, 'the 256 first tasks ran; none started after the abort')
+    assert.equal(new Set(signals).size, 256, 'a signal each')
+    assert.ok(signals.every((s) => s.aborted), 'every running task aborted')
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), [])
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
