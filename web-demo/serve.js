@@ -98,6 +98,22 @@ const CHUNK = 64 * 1024
  */
 
 /**
+ * A Body over bytes in memory (tests and generated files served as if from disk).
+ * @param {Uint8Array} bytes @param {string} path for its content type @param {number} [mtimeMs]
+ *   which makes its ETag @returns {Body}
+ */
+export function bytesBody(bytes, path, mtimeMs = 0) {
+  return {
+    size: bytes.length, mtimeMs, type: contentType(path), close: async () => {},
+    read: async (out, position) => {
+      const piece = bytes.subarray(position, position + out.length)
+      out.set(piece)
+      return piece.length
+    },
+  }
+}
+
+/**
  * The file at `path` under one of the MOUNTS, or null (no mount, outside it, not a file).
  * @param {string} path the URL path, decoded
  * @returns {Promise<Body | null>}

@@ -4,7 +4,7 @@
 // (another ETag) is read anew. The page is the inspector as `npm start` serves it, no option set.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { contentType, findFile, startServer } from '../../web-demo/serve.js'
+import { bytesBody, findFile, startServer } from '../../web-demo/serve.js'
 import { makeShardedSet } from '../js/sharded-fixtures.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
@@ -26,15 +26,7 @@ async function find(path) {
   const name = path.slice(FOLDER.length)
   const i = set.allShardPaths.indexOf(name)
   const bytes = name === set.indexName ? set.indexBytes : i >= 0 ? set.shardBytes(i) : null
-  if (!bytes) return null
-  return {
-    size: bytes.length, mtimeMs: mtimes.get(name) ?? 1_000_000, type: contentType(path), close: async () => {},
-    read: async (out, position) => {
-      const piece = bytes.subarray(position, position + out.length)
-      out.set(piece)
-      return piece.length
-    },
-  }
+  return bytes && bytesBody(bytes, path, mtimes.get(name) ?? 1_000_000)
 }
 
 before(async () => {

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { contentType, findFile, startServer } from '../../web-demo/serve.js'
+import { bytesBody, findFile, startServer } from '../../web-demo/serve.js'
 import { makeShardedSet, kimiK3 } from '../js/sharded-fixtures.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
@@ -64,15 +64,7 @@ function mount(folder, set) {
 async function find(path) {
   const entry = files.get(path)
   if (!entry) return findFile(path)
-  const bytes = entry.file === 'index' ? entry.set.indexBytes : entry.set.shardBytes(entry.file)
-  return {
-    size: bytes.length, mtimeMs: 0, type: contentType(path), close: async () => {},
-    read: async (out, position) => {
-      const piece = bytes.subarray(position, position + out.length)
-      out.set(piece)
-      return piece.length
-    },
-  }
+  return bytesBody(entry.file === 'index' ? entry.set.indexBytes : entry.set.shardBytes(entry.file), path)
 }
 
 before(async () => {

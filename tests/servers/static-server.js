@@ -11,7 +11,7 @@
  *   server.bytesFor('/m/')                              // body bytes sent for those paths
  *   await server.close()
  */
-import { contentType, findFile, startServer as startStaticServer } from '../../web-demo/serve.js'
+import { bytesBody, findFile, startServer as startStaticServer } from '../../web-demo/serve.js'
 
 export { SAMPLE_PATH, SHARDED_SAMPLE_PATH } from '../../web-demo/serve.js'
 
@@ -60,15 +60,7 @@ export async function startServer(options = {}) {
   /** @param {string} path @returns {Body | null} */
   function inMemory(path) {
     const bytes = memory.get(path)
-    if (!bytes) return null
-    return {
-      size: bytes.length, mtimeMs: memoryTime, type: contentType(path), close: async () => {},
-      read: async (out, position) => {
-        const piece = bytes.subarray(position, position + out.length)
-        out.set(piece)
-        return piece.length
-      },
-    }
+    return bytes ? bytesBody(bytes, path, memoryTime) : null
   }
 
   /**
