@@ -286,8 +286,8 @@ function show(next) {
   ui.workspace.hidden = false
   document.title = `${escapeInvisible(next.label)} · safetensors inspector`
   sourceLine.fold(next.label, next.source === 'local'
-    ? next.kind === 'sharded' ? `local files: the index and ${next.shards?.length ?? 0} shards` : 'local file'
-    : openedUrl ?? '')
+    ? `from this computer${next.kind === 'sharded' ? `: the index and ${next.shards?.length ?? 0} shards` : ''}`
+    : openedUrl ?? '', ui.summary.querySelector('.summary-head .badge')?.textContent ?? '')
   setBusy(Boolean(next.headers && !next.headers.complete))
 }
 

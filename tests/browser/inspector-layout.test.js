@@ -13,7 +13,7 @@ import { formatValue } from '../../js/format.js'
 import { sampleModel } from '../fixtures/make-sample.js'
 import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
 import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
-import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
+import { launchChromium, newPage, skip } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 const SCALARS = '/scalars/scalars.safetensors'
@@ -98,11 +98,21 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true })
 })
 
+/**
+ * Waits until the page shows an opened file whole (as chromium.js's waitOpened, with room for a
+ * busy machine). @param {import('playwright-core').Page} page
+ */
+async function waitOpened(page) {
+  await page.waitForSelector('#summary:not([hidden]):not([aria-busy="true"])', { timeout: 40_000 })
+}
+
 /** @param {import('playwright-core').Page} page @param {string} name */
 async function selectTensor(page, name) {
+  // Two frames: rows drawn as the last headers arrived have settled.
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))
   await page.click(`#panel-table tr[data-name="${name}"]`)
   await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n &&
-    document.querySelector('.result')?.getAttribute('aria-busy') === null, name, { timeout: 15_000 })
+    document.querySelector('.result')?.getAttribute('aria-busy') === null, name, { timeout: 40_000 })
 }
 
 /** @param {import('playwright-core').Page} page @param {string} name */
@@ -153,6 +163,8 @@ test('1440 x 900: once open, the source panel is one line naming the file and th
   assert.ok(await page.isHidden('#sample-button'))
   assert.equal(await page.textContent('#source-name'), 'tiny-llama.safetensors')
   assert.equal(await page.textContent('#source-where'), server.url(SAMPLE_PATH))
+  assert.equal(await page.textContent('#source-badge'), 'remote file')
+  assert.ok(await page.isHidden('#summary-title'), 'the line stands in for the summary\'s heading')
   const panel = await page.locator('#open-panel').boundingBox()
   assert.ok(panel && panel.height < 70, `the folded panel is one line (${panel?.height} px)`)
   const shown = await rowsInView(page)
@@ -162,6 +174,7 @@ test('1440 x 900: once open, the source panel is one line naming the file and th
 
   await page.click('#source-change')
   assert.equal(await page.getAttribute('#source-change', 'aria-expanded'), 'true')
+  assert.ok(await page.isVisible('#summary-title'))
   assert.ok(await page.isVisible('#url-input'), 'Change shows the inputs again')
   assert.ok(await page.isVisible('#repo-input'))
   assert.ok(await page.isVisible('#sample-button'))
@@ -182,7 +195,8 @@ test('1440 x 900: once open, the source panel is one line naming the file and th
   await page.setInputFiles('#file-input', [...shardFiles.keys()].map((name) => join(dir, name)))
   await waitOpened(page)
   assert.equal(await page.textContent('#source-name'), INDEX_NAME)
-  assert.equal(await page.textContent('#source-where'), `local files: the index and ${shardFiles.size - 1} shards`)
+  assert.equal(await page.textContent('#source-where'), `from this computer: the index and ${shardFiles.size - 1} shards`)
+  assert.equal(await page.textContent('#source-badge'), `sharded · ${shardFiles.size - 1} local shards`)
 
   // A failed open leaves no file open: the inputs are back, to try again.
   await page.click('#source-change')
@@ -263,6 +277,7 @@ test('390 x 844: name, dtype and shape only, nothing past the screen; selecting 
 
 test('scalars: the value in the table and the view, "1 value", no histogram or slice box', { skip }, async () => {
   const { page, done } = await newPage(browser, { width: 1440, height: 900 })
+  server.resetStats()
   await page.goto(server.pageUrl(SCALARS))
   await waitOpened(page)
   // In the first window: the values are in hand, so the table shows them.
@@ -270,6 +285,7 @@ test('scalars: the value in the table and the view, "1 value", no histogram or s
     await page.waitForFunction(([n, t]) => document.querySelector(`#panel-table tr[data-name="${n}"] td.col-shape`)?.textContent === `[] = ${t}`, [name, text])
   }
   assert.equal(await page.textContent('#panel-table tr[data-name="weight"] td.col-shape'), '[4, 4]')
+  assert.equal(server.requestsFor(SCALARS), 1, 'the values came with the header: no request of their own')
   for (const [name, text] of Object.entries(SCALAR_TEXT)) {
     await selectTensor(page, name)
     assert.equal(await page.textContent('#tensor-view .scalar-value'), text, name)

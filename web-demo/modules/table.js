@@ -127,6 +127,22 @@ function longestNames(rows, k) {
   return top
 }
 
+/**
+ * Characters of a row's shape cell: [4096, 128] is 11; a scalar's is `[] = ` and its value
+ * (4 characters while unknown); a pending row has none yet.
+ * @param {Row} r @param {{ peek(row: Row): { text: string } | null } | null} scalars
+ */
+function shapeChars(r, scalars) {
+  if (r.pending) return 0
+  if (r.shape.length === 0) return r.quant ? 2 : 5 + (scalars?.peek(r)?.text.length ?? 4)
+  let n = 2 * r.shape.length
+  for (const d of r.shape) {
+    for (let x = Number(d); x >= 10; x /= 10) n++
+    n++
+  }
+  return n
+}
+
 /** @param {Column} c */
 const cellClass = (c) => [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim()
 
@@ -173,6 +189,8 @@ export class TensorTable {
     this.anchor = null
     /** @type {{ get(row: Row): { text: string, full: string } | null, peek(row: Row): { text: string, full: string } | null } | null} scalars' values, where known (scalars.js) */
     this.scalars = null
+    /** The shape column's width, in characters of its longest cell so far (--shape-chars). */
+    this.shapeChars = 0
 
     this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true', tabindex: '-1' })
     this.head = el('thead')
@@ -233,26 +251,31 @@ export class TensorTable {
     this.remeasure = true
     this.#drawHead()
     this.#fitLines()
-    this.#fitShapes()
+    this.shapeChars = 0
+    this.#widenShapes(rows)
   }
 
   /**
-   * The longest shape's characters (up to 24), for the shape column's width (style.css bounds
-   * it); a scalar's cell is `[] = ` and its value once known. True when it changed.
+   * Widens the shape column (--shape-chars, bounded by style.css) to the longest shape cell among
+   * `rows`, up to 24 characters; never narrower until new rows are set. True when it changed.
+   * @param {Iterable<Row>} rows
    */
-  #fitShapes() {
-    let most = 2
-    for (const r of this.rows) {
-      if (r.pending) continue
-      let n = 2 + 2 * Math.max(0, r.shape.length - 1)
-      if (r.shape.length === 0 && !r.quant) n = 5 + (this.scalars?.peek(r)?.text.length ?? 4)
-      for (const d of r.shape) n += String(d).length
-      if (n > most) most = n
-    }
-    const chars = String(Math.min(24, most))
-    if (this.table.style.getPropertyValue('--shape-chars') === chars) return false
-    this.table.style.setProperty('--shape-chars', chars)
+  #widenShapes(rows) {
+    let most = this.shapeChars
+    for (const r of rows) most = Math.max(most, shapeChars(r, this.scalars))
+    most = Math.min(24, Math.max(2, most))
+    if (most === this.shapeChars) return false
+    this.shapeChars = most
+    this.table.style.setProperty('--shape-chars', String(most))
     return true
+  }
+
+  /** The rows (and parts) of the display lines [first, last). @param {number} first @param {number} last */
+  * #rowsOf(first, last) {
+    for (let at = first; at < last; at++) {
+      const line = /** @type {{ row: Row, part: Row | null }} */ (this.#line(at))
+      yield line.part ?? line.row
+    }
   }
 
   /** Shows the rows that `mask` keeps, from the top. @param {Uint8Array | null} mask 1 at the `order` of each row to show; null: all */
@@ -269,7 +292,6 @@ export class TensorTable {
   refresh(mask) {
     this.mask = mask
     for (const key of FROM_HEADERS) this.orderCache.delete(key)
-    this.#fitShapes()
     this.#layout({ top: false })
   }
 
@@ -452,6 +474,8 @@ export class TensorTable {
     for (let at = first; at < last; at++) trs.push(this.#rowElement(at, at === focusable))
     this.body.replaceChildren(...trs)
     this.drawn = { first, last }
+    // Shapes (and scalars' values) arrive after the rows: the ones drawn may widen the column.
+    if (this.#widenShapes(this.#rowsOf(first, last))) this.#fitLines()
     if (this.#measure()) {
       this.#draw()
       return
@@ -607,7 +631,6 @@ export class TensorTable {
 
   /** Draws the rows in view again (a scalar's value arrived: the shape column may widen). */
   redraw() {
-    if (this.#fitShapes()) this.#fitLines()
     this.#draw()
   }
 
