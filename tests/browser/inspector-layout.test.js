@@ -62,10 +62,11 @@ function farFile() {
 }
 
 function manyFile() {
-  /** @type {Record<string, { dtype: 'F32', shape: number[], data: Float32Array }>} */
+  /** @type {Record<string, { dtype: string, shape: number[], data: ArrayBufferView }>} */
   const tensors = {}
   for (let i = 0; i < MANY_COUNT; i++) tensors[`model.layers.${i}.block_sparse_moe.experts.w${i % 3}.weight`] = { dtype: 'F32', shape: [4, 2], data: new Float32Array(8).fill(i) }
-  return serialize(tensors)
+  // The longest dtype's name and a 4-D shape: their columns widen to them.
+  return serialize({ ...tensors, 'vision.patch_embed.weight': { dtype: 'F8_E4M3FNUZ', shape: [64, 3, 14, 14], data: new Uint8Array(64 * 3 * 14 * 14) } })
 }
 
 before(async () => {
@@ -269,6 +270,11 @@ test('390 x 844: name, dtype and shape only, nothing past the screen; selecting 
   await page.waitForFunction((n) => /** @type {HTMLElement} */ (document.activeElement).dataset.name === n, last)
   await page.keyboard.press('Enter')
   await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n, last)
+  const drawn = await page.$$eval('#panel-table tbody td.col-dtype, #panel-table tbody td.col-shape', (tds) => tds.map((td) =>
+    ({ text: td.textContent, cut: td.scrollWidth > td.clientWidth + 1, right: td.getBoundingClientRect().right })))
+  assert.ok(drawn.some((c) => c.text === 'F8_E4M3FNUZ') && drawn.some((c) => c.text === '[64, 3, 14, 14]'), JSON.stringify(drawn.slice(-4)))
+  for (const c of drawn) assert.ok(!c.cut && c.right <= 390, JSON.stringify(c))
+  await page.locator('#tensors').screenshot({ path: join(ARTIFACTS, 'phone-virtualized.png') })
   o = await overflow(page, 'body')
   assert.deepEqual(o.wide, [])
   assert.ok(o.scrollWidth <= 390)

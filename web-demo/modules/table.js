@@ -189,8 +189,9 @@ export class TensorTable {
     this.anchor = null
     /** @type {{ get(row: Row): { text: string, full: string } | null, peek(row: Row): { text: string, full: string } | null } | null} scalars' values, where known (scalars.js) */
     this.scalars = null
-    /** The shape column's width, in characters of its longest cell so far (--shape-chars). */
+    /** The shape and dtype columns' widths, in characters of their longest cells so far (--shape-chars, --dtype-chars). */
     this.shapeChars = 0
+    this.dtypeChars = 0
 
     this.table = el('table', { class: 'tensor-table', role: 'grid', 'aria-label': 'Tensors', 'aria-readonly': 'true', tabindex: '-1' })
     this.head = el('thead')
@@ -252,21 +253,31 @@ export class TensorTable {
     this.#drawHead()
     this.#fitLines()
     this.shapeChars = 0
+    this.dtypeChars = 0
     this.#widenShapes(rows)
   }
 
   /**
-   * Widens the shape column (--shape-chars, bounded by style.css) to the longest shape cell among
-   * `rows`, up to 24 characters; never narrower until new rows are set. True when it changed.
+   * Widens the shape and dtype columns (--shape-chars and --dtype-chars, bounded by style.css) to
+   * the longest cells among `rows`, up to 24 characters; never narrower until new rows are set.
+   * True when either changed.
    * @param {Iterable<Row>} rows
    */
   #widenShapes(rows) {
-    let most = this.shapeChars
-    for (const r of rows) most = Math.max(most, shapeChars(r, this.scalars))
-    most = Math.min(24, Math.max(2, most))
-    if (most === this.shapeChars) return false
-    this.shapeChars = most
-    this.table.style.setProperty('--shape-chars', String(most))
+    let shape = this.shapeChars
+    let dtype = this.dtypeChars
+    for (const r of rows) {
+      shape = Math.max(shape, shapeChars(r, this.scalars))
+      // A scheme's badge takes about two characters more than its name.
+      dtype = Math.max(dtype, r.quant ? r.quant.scheme.length + 2 : r.dtype.length)
+    }
+    shape = Math.min(24, Math.max(2, shape))
+    dtype = Math.min(24, Math.max(4, dtype))
+    if (shape === this.shapeChars && dtype === this.dtypeChars) return false
+    this.shapeChars = shape
+    this.dtypeChars = dtype
+    this.table.style.setProperty('--shape-chars', String(shape))
+    this.table.style.setProperty('--dtype-chars', String(dtype))
     return true
   }
 
