@@ -155,7 +155,11 @@ async function main() {
     const { glue, embedded, embedding, wasm } = splitModule(text)
     const { sections } = wasmSections(wasm)
     console.log(`\n${file}: ${kb(text.length)} raw, ${kb(gz(text))} gzipped`)
-    const wrapper = file.startsWith('safetensors_quant') ? 'JS wrapper (exports the bytes)' : "JS glue (Emscripten runtime + Embind's JS)"
+    // The quant modules are bare wasm in a JS wrapper; the index module is Emscripten's runtime
+    // with plain C exports; the core has Embind's JS too.
+    const wrapper = file.startsWith('safetensors_quant') ? 'JS wrapper (exports the bytes)'
+      : file.startsWith('safetensors_index') ? 'JS glue (Emscripten runtime, plain C exports)'
+        : "JS glue (Emscripten runtime + Embind's JS)"
     console.log(`  ${wrapper}: ${kb(glue.length)} raw, ${kb(gz(glue))} gzipped`)
     console.log(`  wasm: ${kb(wasm.length)} raw, ${kb(gz(wasm))} gzipped as binary; ` +
       `embedded as ${embedding}: ${kb(Buffer.byteLength(embedded))} raw, ${kb(gz(embedded))} gzipped; ` +
