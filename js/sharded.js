@@ -10,6 +10,7 @@
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
+import { elementCount } from './dtypes.js'
 import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
 import { countParameters, detect, quantConfig } from './quant/detect.js'
 import { CONCURRENCY, fetchBytes, urlSource } from './io/http.js'
@@ -422,8 +423,24 @@ export class ShardedFile {
       if (!p) parts.set(i, (p = file[PARTS]()))
       return p
     }
+    const ranges = /** @type {{ ranges?: { first: number, count: number }[] }} */ (this.#index).ranges
     return {
       names,
+      // The index groups its names by shard: a pass over all of them asks each shard's table
+      // alone, without looking up each name's shard in the index's module.
+      eachStored: ranges && names === this.#index.names ? (skip, visit) => {
+        ranges.forEach(({ first, count }, i) => {
+          if (count === 0) return
+          const file = /** @type {SafetensorsFile} */ (this.#opened.get(i))
+          const p = file[PARTS]()
+          for (let k = first; k < first + count; k++) {
+            const name = names[k]
+            if (skip(name)) continue
+            const { dtype, shape } = p.get(name) ?? this.#inShard(file, i, name)
+            visit(dtype, elementCount(shape))
+          }
+        })
+      } : undefined,
       get: (name) => {
         const p = of(name)
         const info = p?.get(name)

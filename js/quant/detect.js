@@ -12,8 +12,11 @@ import { elementCount } from '../dtypes.js'
 /**
  * @typedef {{ dtype: string, shape: any[] }} PartInfo
  * @typedef {{ names: string[], get: (name: string) => PartInfo | undefined,
- *   value: (name: string) => Uint8Array | undefined }} TensorView
- *   value: the bytes of a shape carrier, read at open
+ *   value: (name: string) => Uint8Array | undefined,
+ *   eachStored?: (skip: (name: string) => boolean, visit: (dtype: string, elements: number) => void) => void }} TensorView
+ *   value: the bytes of a shape carrier, read at open; eachStored: every name's dtype and element
+ *   count but those `skip` takes, as get gives them (a sharded set's, shard by shard, without a
+ *   lookup of each name's shard)
  * @typedef {{ name: string, scheme: string, shape: number[], parts: Record<string, string>,
  *   details: Record<string, any> }} QuantizedWeight
  * @typedef {{ entries: QuantizedWeight[], problems: SafetensorsError[],
@@ -92,12 +95,21 @@ export function countParameters(view, found) {
   /** @type {Record<string, number>} */
   const byScheme = {}
   let total = 0
-  for (const name of view.names) {
-    if (found.partNames.has(name)) continue
-    const { dtype, shape } = /** @type {PartInfo} */ (view.get(name))
-    const n = elementCount(shape)
+  /** @param {string} dtype @param {number} n */
+  const stored = (dtype, n) => {
     byDtype[dtype] = (byDtype[dtype] ?? 0) + n
     total += n
+  }
+  /** @param {string} name */
+  const isPart = (name) => found.partNames.has(name)
+  if (view.eachStored) {
+    view.eachStored(isPart, stored)
+  } else {
+    for (const name of view.names) {
+      if (isPart(name)) continue
+      const { dtype, shape } = /** @type {PartInfo} */ (view.get(name))
+      stored(dtype, elementCount(shape))
+    }
   }
   for (const e of found.entries) {
     const n = elementCount(e.shape)

@@ -5,7 +5,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { open } from '../../js/node.js'
 import { startServer } from './http-server.js'
-import { glm282, serveSet } from './sharded-fixtures.js'
+import { fails } from './fails.js'
+import { glm282, makeShardedSet, serveSet, writeSet } from './sharded-fixtures.js'
 
 const set = glm282({ tensors: 2820 })
 
@@ -46,5 +47,28 @@ test('loadHeaders({ concurrency }) and open(url, { concurrency }) bound the head
     await g.close()
   } finally {
     await server.close()
+  }
+})
+
+test('parameterCount counts each shard\'s names in its own header, and says which name a shard lacks', async () => {
+  const plain = makeShardedSet({ tensors: 400, shards: 5, plant: { unusedShards: [2] } })
+  const lacking = makeShardedSet({ tensors: 400, shards: 5, plant: { notInShard: ['model.layers.0.self_attn.o_proj.weight'] } })
+  const fp8 = makeShardedSet({ tensors: 400, shards: 5, dtype: 'F8_E4M3' })
+  for (const [set, expect] of /** @type {const} */ ([[plain, 'count'], [fp8, 'count'], [lacking, 'TensorNotFound']])) {
+    const w = await writeSet(set)
+    try {
+      const f = /** @type {import('../../js/node.js').ShardedFile} */ (/** @type {unknown} */ (await open(w.indexPath)))
+      if (expect === 'count') {
+        const counted = await f.parameterCount()
+        assert.equal(counted.total, set.parameters)
+        assert.equal(Object.values(counted.byDtype).reduce((a, b) => a + b, 0) + Object.values(counted.byScheme).reduce((a, b) => a + b, 0), set.parameters)
+      } else {
+        const error = await fails(f.parameterCount(), 'TensorNotFound')
+        assert.equal(error.tensor, 'model.layers.0.self_attn.o_proj.weight')
+      }
+      await f.close()
+    } finally {
+      await w.remove()
+    }
   }
 })
