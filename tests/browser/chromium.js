@@ -59,9 +59,10 @@ export async function newPage(browser, options = {}) {
 /**
  * Waits until the inspector shows an opened file whole (a sharded set's summary is busy while its
  * shard headers are read). @param {import('playwright-core').Page} page
+ * @param {number} [timeout] ms; longer for the 500,000-name set, whose 96 headers fill in its rows
  */
-export async function waitOpened(page) {
-  await page.waitForSelector('#summary:not([hidden]):not([aria-busy="true"])', { timeout: 15_000 })
+export async function waitOpened(page, timeout = 15_000) {
+  await page.waitForSelector('#summary:not([hidden]):not([aria-busy="true"])', { timeout })
 }
 
 /**

@@ -244,7 +244,7 @@ test('500,000 names over 96 shards: shown from the index at once, virtualized, s
   // The headers arrive: dtypes, shapes and sizes fill in, the summary becomes whole.
   release(big.shardPaths.map((p) => `${BIG}${p}`))
   const releasedAt = Date.now()
-  await waitOpened(page)
+  await waitOpened(page, 60_000)
   const wholeAfter = Date.now() - releasedAt
   const duringHeaders = await measures(page, 'tensor-table:sort')
   assert.ok(await page.isHidden('#headers-status'))
