@@ -1,7 +1,8 @@
 // The inspector's compare mode and the view's state in the page address, in headless Chromium,
 // on two generated checkpoints served over HTTP whose differences are known: a tensor only in A,
 // one only in B, a dtype change and a shape change (2 MiB each, never read), identical tensors,
-// and a fine-tuned one whose max and mean |B - A| and ||B - A|| / ||A|| are worked out here.
+// and a fine-tuned one whose max and mean |B - A| and ||B - A|| / ||A|| are worked out
+// apart from the library (tests/js/diff-reference.js).
 // Screenshots go to tests/artifacts/inspector/ (git-ignored).
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -14,6 +15,7 @@ import { INITIAL_FETCH_SIZE } from '../../js/io/http.js'
 import { formatValue } from '../../js/format.js'
 import { startServer } from '../servers/static-server.js'
 import { startHub } from '../js/hub-server.js'
+import { expectedChange } from '../js/diff-reference.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
@@ -53,24 +55,6 @@ const FILE_B = {
 /** The tensors read from both sides (same dtype and shape), and their bytes on one side. */
 const COMPARED = ['model.same.weight', 'model.same.bias', TUNED]
 const COMPARED_BYTES = (SAME.length + BIAS.length + A_TUNED.length) * 4
-
-/** max, mean |b - a| and ||b - a|| / ||a|| of the fine-tuned tensor, in float64 over its float32 values. */
-function expectedTuned() {
-  let max = 0
-  let sum = 0
-  let d2 = 0
-  let a2 = 0
-  let changed = 0
-  for (let i = 0; i < A_TUNED.length; i++) {
-    const d = Math.abs(B_TUNED[i] - A_TUNED[i])
-    if (d > 0) changed++
-    max = Math.max(max, d)
-    sum += d
-    d2 += d * d
-    a2 += A_TUNED[i] * A_TUNED[i]
-  }
-  return { max, mean: sum / A_TUNED.length, relative: Math.sqrt(d2) / Math.sqrt(a2), changed }
-}
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
@@ -147,15 +131,16 @@ function assertAgainstB(shown) {
   ])
   assert.equal(shown.values.length, 1)
   const [v] = /** @type {any[]} */ (shown.values)
-  const e = expectedTuned()
+  // Worked out in float64 over the float32 values.
+  const e = expectedChange(A_TUNED, B_TUNED)
   assert.equal(v.name, TUNED)
-  for (const [col, want] of /** @type {const} */ ([['max', e.max], ['mean', e.mean], ['relative', e.relative]])) {
+  for (const [col, want] of /** @type {const} */ ([['max', e.maxAbsDiff], ['mean', e.meanAbsDiff], ['relative', e.relativeChange]])) {
     const got = Number(v[col].value)
-    assert.ok(Math.abs(got - want) <= 1e-9 * want, `${col}: ${got}, worked out here ${want}`)
+    assert.ok(Math.abs(got - want) <= 1e-9 * want, `${col}: ${got}, the reference's ${want}`)
     assert.equal(v[col].text, formatValue(want), `${col} as shown`)
   }
-  assert.equal(Number(v.changed.value), e.changed)
-  assert.equal(e.changed, 5)
+  assert.equal(Number(v.changed.value), e.changedValues)
+  assert.equal(e.changedValues, 5)
   assert.match(shown.verdict, /differ/)
 }
 

@@ -18,6 +18,7 @@ import { diffFiles } from '../../js/cli/diff.js'
 import { startServer } from './http-server.js'
 import { HUB_TOKEN, startHub } from './hub-server.js'
 import { virtualFile } from './virtual-file.js'
+import { expectedChange } from './diff-reference.js'
 
 const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
@@ -76,37 +77,6 @@ const TUNED_FILE = {
   proj: { dtype: 'F32', shape: [6, 4], data: Float32Array.from({ length: 24 }, (_, i) => i) },
   'nan.payload': { dtype: 'F32', shape: [2], data: fromBits([0x7fc00001, 0x3f800000]) },
   'lora.extra': { dtype: 'F32', shape: [2], data: new Float32Array([0.5, 0.5]) },
-}
-
-/**
- * The comparison as the CLI documents it, worked out plainly: over the elements where both
- * values are finite, the max and mean |b - a| and ||b - a|| / ||a||; NaN equals NaN; a value
- * NaN or infinite on one side only is counted apart.
- * @param {ArrayLike<number>} a @param {ArrayLike<number>} b
- */
-function expectedChange(a, b) {
-  let max = 0
-  let sum = 0
-  let count = 0
-  let d2 = 0
-  let a2 = 0
-  let changed = 0
-  let nonFinite = 0
-  for (let i = 0; i < a.length; i++) {
-    const [x, y] = [a[i], b[i]]
-    if (Number.isNaN(x) && Number.isNaN(y)) continue
-    if (x !== y) changed++
-    if (!Number.isFinite(x) || !Number.isFinite(y)) {
-      if (x !== y) nonFinite++
-      continue
-    }
-    count++
-    sum += Math.abs(y - x)
-    max = Math.max(max, Math.abs(y - x))
-    d2 += (y - x) ** 2
-    a2 += x ** 2
-  }
-  return { maxAbsDiff: max, meanAbsDiff: sum / count, relativeChange: Math.sqrt(d2) / Math.sqrt(a2), changedValues: changed, nonFiniteChanges: nonFinite }
 }
 
 /** @param {number} actual @param {number} expected @param {string} what */
