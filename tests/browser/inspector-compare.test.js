@@ -4,21 +4,19 @@
 // and a fine-tuned one whose max and mean |B - A| and ||B - A|| / ||A|| are worked out
 // apart from the library (tests/js/diff-reference.js).
 // Screenshots go to tests/artifacts/inspector/ (git-ignored).
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { open, serialize } from '../../js/node.js'
 import { INITIAL_FETCH_SIZE } from '../../js/io/http.js'
 import { formatValue } from '../../js/format.js'
 import { startServer } from '../servers/static-server.js'
 import { startHub } from '../js/hub-server.js'
 import { expectedChange } from '../js/diff-reference.js'
-import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
+import { newPage, skip, waitOpened } from './chromium.js'
+import { ARTIFACTS, inspectorHooks } from './inspector-setup.js'
 
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
 const A = '/cmp/a.safetensors'
 const B = '/cmp/b.safetensors'
 /** B again, sent slowly: a comparison long enough to watch and cancel. */
@@ -60,38 +58,26 @@ const COMPARED_BYTES = (SAME.length + BIAS.length + A_TUNED.length) * 4
 let server
 /** @type {Awaited<ReturnType<typeof startHub>>} */
 let hub
-/** @type {import('playwright-core').Browser} */
-let browser
 /** @type {string} B written to disk, for the file picker */
 let dir
 /** @type {{ a: Uint8Array, b: Uint8Array }} */
 const bytes = /** @type {any} */ ({})
 
-before(async () => {
-  if (skip) return
+const hooks = inspectorHooks(async ({ closeAfter, tempDir }) => {
   bytes.a = await serialize(FILE_A)
   bytes.b = await serialize(FILE_B)
   // A big one of the same dtype and shape on both sides, sent slowly: the comparison reads it.
   const slow = { ...FILE_A, 'model.slow': { dtype: 'F32', shape: [1024, 1024], data: new Float32Array(1024 * 1024) } }
-  server = await startServer()
+  server = closeAfter(await startServer())
   server.addFile(A, bytes.a)
   server.addFile(B, bytes.b)
   server.addFile(SLOW_A, await serialize(slow))
   server.addFile(SLOW_B, await serialize({ ...slow, 'model.slow': { ...slow['model.slow'], data: new Float32Array(1024 * 1024).fill(1) } }))
   server.addQuirks('/slow-b/', { bytesPerSecond: 400_000 })
-  hub = await startHub()
+  hub = closeAfter(await startHub())
   hub.addFile('org/tuned', 'b.safetensors', bytes.b)
-  dir = await mkdtemp(join(tmpdir(), 'st-compare-'))
+  dir = await tempDir('st-compare-')
   await writeFile(join(dir, 'b.safetensors'), bytes.b)
-  await mkdir(ARTIFACTS, { recursive: true })
-  browser = await launchChromium()
-})
-
-after(async () => {
-  await browser?.close()
-  await server?.close()
-  await hub?.close()
-  if (dir) await rm(dir, { recursive: true })
 })
 
 /** The counts, lists and numbers the compare card shows. @param {import('playwright-core').Page} page */
@@ -145,7 +131,7 @@ function assertAgainstB(shown) {
 }
 
 test('compare mode: only in A or B, dtype and shape changes, identical, changed values; only the bytes needed', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl(server.url(A)))
   await waitOpened(page)
   assert.equal(await page.isVisible('#compare'), true, 'the compare card shows once a file is open')
@@ -199,7 +185,7 @@ test('compare mode: only in A or B, dtype and shape changes, identical, changed 
 })
 
 test('state in the address: ?url=&tensor=&slice=&compare= reopens the view; interacting updates it', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   const query = new URLSearchParams({ url: server.url(A), tensor: TUNED, slice: '2:5', compare: server.url(B) })
   await page.goto(`${server.pageUrl()}?${query}`)
   await waitOpened(page)
@@ -237,7 +223,7 @@ test('state in the address: ?url=&tensor=&slice=&compare= reopens the view; inte
 })
 
 test('B from the Hub (a repo id, hf:// in the address) and from a local file: the same comparison', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(`${server.pageUrl()}?${new URLSearchParams({ url: server.url(A), endpoint: hub.base })}`)
   await waitOpened(page)
   hub.resetStats()

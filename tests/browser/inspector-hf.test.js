@@ -2,63 +2,40 @@
 // emulation (tests/js/hub-server.js: a hub and its CDN on two more origins, signed URLs that
 // expire), with `?endpoint=` pointing the page at it. The page itself comes from
 // web-demo/serve.js. Screenshots go to tests/artifacts/inspector/ (git-ignored).
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { open, serialize } from '../../js/node.js'
 import { formatValue } from '../../js/format.js'
-import { sampleModel } from '../fixtures/make-sample.js'
 import { startServer } from '../servers/static-server.js'
-import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
+import { INDEX_NAME } from '../../web-demo/make-sharded-sample.js'
 import { startHub } from '../js/hub-server.js'
-import { launchChromium, newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
+import { newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
+import { ARTIFACTS, DOWN_PROJ, errorShown, inspectorHooks, sampleFixture, selectTensor } from './inspector-setup.js'
 
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
-
-const DOWN_PROJ = 'model.layers.0.mlp.down_proj.weight'
 const NORM = 'model.norm.weight'
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
 /** @type {Awaited<ReturnType<typeof startHub>>} */
 let hub
-/** @type {import('playwright-core').Browser} */
-let browser
 /** @type {Uint8Array} */
 let sampleBytes
-const expected = /** @type {{ tensors: number, parameters: number, downProj: import('../../js/index.js').Stats, shards: number }} */ ({})
+/** @type {Awaited<ReturnType<typeof sampleFixture>>['expected'] & { shards: number }} the sample's tensor count, parameters and stats, worked out in Node, and its shards */
+let expected
 
-before(async () => {
-  if (skip) return
-  const sample = sampleModel()
-  sampleBytes = await serialize(sample.tensors, { metadata: sample.metadata })
-  const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(sampleBytes))
-  expected.tensors = f.names.length
-  expected.parameters = f.parameterCount().total
-  const t = await f.tensor(DOWN_PROJ)
-  expected.downProj = t.stats({ bins: 64 })
-  t.dispose()
-  const shardFiles = await shardSample(f)
-  await f.close()
+const hooks = inspectorHooks(async ({ closeAfter }) => {
+  const sample = await sampleFixture()
+  const { shardFiles } = sample
+  sampleBytes = sample.bytes
+  expected = { ...sample.expected, shards: shardFiles.size - 1 }
 
-  hub = await startHub()
+  hub = closeAfter(await startHub())
   hub.addFile('org/tiny-llama', 'model.safetensors', sampleBytes)
   hub.addFile('org/tiny-llama', 'config.json', new TextEncoder().encode('{"model_type": "llama"}'))
   hub.addFile('org/gated-llama', 'model.safetensors', sampleBytes, { gated: true })
   hub.addFile('org/revs', 'weights/model.safetensors', sampleBytes, { revision: 'refs/pr/1' })
   for (const [name, bytes] of shardFiles) hub.addFile('org/sharded-llama', name, bytes)
-  expected.shards = shardFiles.size - 1
-  server = await startServer()
-  await mkdir(ARTIFACTS, { recursive: true })
-  browser = await launchChromium()
-})
-
-after(async () => {
-  await browser?.close()
-  await server?.close()
-  await hub?.close()
+  server = closeAfter(await startServer())
 })
 
 /** The inspector with `?endpoint=` naming the emulated Hub, and more parameters. @param {Record<string, string>} [more] */
@@ -73,23 +50,6 @@ async function openRepo(page, text) {
   await page.click('#repo-form button[type="submit"]')
 }
 
-/** @param {import('playwright-core').Page} page @param {string} name */
-async function selectTensor(page, name) {
-  await page.click(`#panel-table tr[data-name="${name}"]`)
-  await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n &&
-    document.querySelector('.result')?.getAttribute('aria-busy') === null, name, { timeout: 15_000 })
-}
-
-/** @param {import('playwright-core').Page} page */
-async function errorShown(page) {
-  await page.waitForSelector('#error:not([hidden])', { timeout: 20_000 })
-  return page.evaluate(() => ({
-    title: document.querySelector('.error-title')?.textContent ?? '',
-    code: document.querySelector('.error-code')?.textContent ?? '',
-    text: document.querySelector('#error')?.textContent ?? '',
-  }))
-}
-
 /** The network panel's counts. @param {import('playwright-core').Page} page */
 function networkCounts(page) {
   return page.evaluate(() => {
@@ -99,7 +59,7 @@ function networkCounts(page) {
 }
 
 test('a repo id opens: every tensor in the table, a tensor view loads, one resolve, the meter counts', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(pageUrl())
   assert.match(await page.textContent('#hub-endpoint') ?? '', new RegExp(`Repo ids open from ${hub.base}`), 'the page says where repo ids go')
   hub.resetStats()
@@ -136,7 +96,7 @@ test('a repo id opens: every tensor in the table, a tensor view loads, one resol
 })
 
 test('a gated repo: access denied without a token, opens with the page\'s token, which never reaches the CDN', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(pageUrl())
   await openRepo(page, 'org/gated-llama')
   const error = await errorShown(page)
@@ -158,7 +118,7 @@ test('a gated repo: access denied without a token, opens with the page\'s token,
 })
 
 test('after the CDN URL expires, the next tensor is read with one more resolve', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(pageUrl())
   hub.resetStats()
   await openRepo(page, 'org/tiny-llama')
@@ -174,7 +134,7 @@ test('after the CDN URL expires, the next tensor is read with one more resolve',
 })
 
 test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and huggingface.co links work', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(pageUrl({ hf: 'org/sharded-llama', tensor: NORM }))
   await waitOpened(page)
   assert.equal(await page.textContent('.summary .badge'), `sharded · ${expected.shards} shards`)
@@ -199,7 +159,7 @@ test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and h
 })
 
 test('what cannot be opened says why: a bad repo id, a repo without weights, a missing file', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(pageUrl())
   await openRepo(page, 'just-a-name')
   let error = await errorShown(page)

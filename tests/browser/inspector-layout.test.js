@@ -2,20 +2,16 @@
 // open (the table then starts above the fold of a 1440 x 900 screen), phones (390 x 844) keep the
 // name, dtype and shape columns and nothing is wider than the screen, and scalars show their value
 // in the table and the tensor view. One browser launch; screenshots go to tests/artifacts/inspector/.
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { open, serialize } from '../../js/node.js'
 import { formatValue } from '../../js/format.js'
-import { sampleModel } from '../fixtures/make-sample.js'
 import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
-import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
-import { launchChromium, newPage, skip } from './chromium.js'
-
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
+import { INDEX_NAME } from '../../web-demo/make-sharded-sample.js'
+import { newPage, skip, waitOpened as waitOpenedWithin } from './chromium.js'
+import { ARTIFACTS, inspectorHooks, sampleFixture, serveSample } from './inspector-setup.js'
 const SCALARS = '/scalars/scalars.safetensors'
 const FAR = '/scalars/far.safetensors'
 const MANY = '/many/many.safetensors'
@@ -24,8 +20,6 @@ const MANY_COUNT = 400
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
-/** @type {import('playwright-core').Browser} */
-let browser
 /** @type {string} */
 let dir
 /** @type {Map<string, Uint8Array>} */
@@ -69,17 +63,11 @@ function manyFile() {
   return serialize({ ...tensors, 'vision.patch_embed.weight': { dtype: 'F8_E4M3FNUZ', shape: [64, 3, 14, 14], data: new Uint8Array(64 * 3 * 14 * 14) } })
 }
 
-before(async () => {
-  if (skip) return
-  const sample = sampleModel()
-  const sampleBytes = await serialize(sample.tensors, { metadata: sample.metadata })
-  const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(sampleBytes))
-  shardFiles = await shardSample(f)
-  await f.close()
-  server = await startServer()
-  server.addFile(SAMPLE_PATH, sampleBytes)
-  const folder = SHARDED_SAMPLE_PATH.slice(0, -INDEX_NAME.length)
-  for (const [name, bytes] of shardFiles) server.addFile(folder + name, bytes)
+const hooks = inspectorHooks(async ({ closeAfter, tempDir }) => {
+  const sample = await sampleFixture()
+  shardFiles = sample.shardFiles
+  server = closeAfter(await startServer())
+  serveSample(server, sample)
   server.addFile(SCALARS, await scalarsFile())
   server.addFile(FAR, await farFile())
   const many = await manyFile()
@@ -87,25 +75,12 @@ before(async () => {
   const m = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(many))
   manyLast = m.names.reduce((a, b) => (m.info(a).byteOffset > m.info(b).byteOffset ? a : b))
   await m.close()
-  dir = await mkdtemp(join(tmpdir(), 'st-layout-'))
+  dir = await tempDir('st-layout-')
   for (const [name, bytes] of shardFiles) await writeFile(join(dir, name), bytes)
-  await mkdir(ARTIFACTS, { recursive: true })
-  browser = await launchChromium()
 })
 
-after(async () => {
-  await browser?.close()
-  await server?.close()
-  if (dir) await rm(dir, { recursive: true })
-})
-
-/**
- * Waits until the page shows an opened file whole (as chromium.js's waitOpened, with room for a
- * busy machine). @param {import('playwright-core').Page} page
- */
-async function waitOpened(page) {
-  await page.waitForSelector('#summary:not([hidden]):not([aria-busy="true"])', { timeout: 40_000 })
-}
+/** chromium.js's waitOpened, with room for a busy machine. @param {import('playwright-core').Page} page */
+const waitOpened = (page) => waitOpenedWithin(page, 40_000)
 
 /** @param {import('playwright-core').Page} page @param {string} name */
 async function selectTensor(page, name) {
@@ -153,7 +128,7 @@ function overflow(page, scope) {
 }
 
 test('1440 x 900: once open, the source panel is one line naming the file and the table starts above the fold; Change unfolds it', { skip }, async () => {
-  const { page, done } = await newPage(browser, { width: 1440, height: 900 })
+  const { page, done } = await newPage(hooks.browser, { width: 1440, height: 900 })
   await page.goto(server.pageUrl())
   assert.ok(await page.isVisible('#url-input'), 'no file open: the inputs are shown')
   assert.ok(await page.isHidden('#source-line'))
@@ -210,7 +185,7 @@ test('1440 x 900: once open, the source panel is one line naming the file and th
 })
 
 test('390 x 844: name, dtype and shape only, nothing past the screen; selecting scrolls to the tensor view, which fits', { skip }, async () => {
-  const { page, done } = await newPage(browser, { width: 390, height: 844 })
+  const { page, done } = await newPage(hooks.browser, { width: 390, height: 844 })
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   const columns = await page.$$eval('#panel-table thead th', (ths) => ths.filter((th) => th.getBoundingClientRect().width > 0)
@@ -282,7 +257,7 @@ test('390 x 844: name, dtype and shape only, nothing past the screen; selecting 
 })
 
 test('scalars: the value in the table and the view, "1 value", no histogram or slice box', { skip }, async () => {
-  const { page, done } = await newPage(browser, { width: 1440, height: 900 })
+  const { page, done } = await newPage(hooks.browser, { width: 1440, height: 900 })
   server.resetStats()
   await page.goto(server.pageUrl(SCALARS))
   await waitOpened(page)

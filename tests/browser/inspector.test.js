@@ -1,40 +1,33 @@
 // The in-page inspector (web-demo/) in headless Chromium, driven by playwright-core, against the
 // project's own static server (web-demo/serve.js) on 127.0.0.1. Screenshots of the main views
 // go to tests/artifacts/inspector/ (git-ignored).
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { DTYPES, open, serialize, serializeAwkward } from '../../js/node.js'
 import { DTYPE_BITS } from '../../js/dtypes.js'
 import { formatValue } from '../../js/format.js'
-import { sampleModel } from '../fixtures/make-sample.js'
-import { SAMPLE_PATH, SHARDED_SAMPLE_PATH, startServer } from '../servers/static-server.js'
-import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
-import { launchChromium, newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
-
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
+import { SAMPLE_PATH, startServer } from '../servers/static-server.js'
+import { INDEX_NAME } from '../../web-demo/make-sharded-sample.js'
+import { newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
+import { ARTIFACTS, DOWN_PROJ, errorShown, inspectorHooks, sampleFixture, selectTensor, serveSample } from './inspector-setup.js'
 
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
 /** @type {Awaited<ReturnType<typeof startServer>>} a second origin, for cross-origin reads */
 let other
-/** @type {import('playwright-core').Browser} */
-let browser
 /** @type {Uint8Array} */
 let sampleBytes
 /** @type {string} */
 let dir
 /** @type {Map<string, Uint8Array>} the sharded sample's files, index included */
 let shardFiles
-/** The header length and stats of the sample, worked out in Node. */
-const expected = /** @type {{ tensors: number, parameters: number, downProj: import('../../js/index.js').Stats }} */ ({})
+/** @type {Awaited<ReturnType<typeof sampleFixture>>['expected']} the sample's tensor count, parameters and stats, worked out in Node */
+let expected
 
 const LARGE = '/large/wave.safetensors'  // one F32 [2048, 2304] tensor (18.9 MB) and a small one
 const SLOW = '/slow/wave.safetensors'
-const DOWN_PROJ = 'model.layers.0.mlp.down_proj.weight'
 const AWKWARD = '/awkward/events.safetensors'
 /** Ragged records with an optional string, as ak.to_safetensors would store them. */
 const AWKWARD_VALUES = Array.from({ length: 25 }, (_, i) => ({
@@ -77,23 +70,12 @@ function invalidFile() {
   return bytes
 }
 
-before(async () => {
-  if (skip) return
-  const sample = sampleModel()
-  sampleBytes = await serialize(sample.tensors, { metadata: sample.metadata })
-  const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(sampleBytes))
-  expected.tensors = f.names.length
-  expected.parameters = f.parameterCount().total
-  const t = await f.tensor(DOWN_PROJ)
-  expected.downProj = t.stats({ bins: 64 })
-  t.dispose()
-  shardFiles = await shardSample(f)
-  await f.close()
+const hooks = inspectorHooks(async ({ closeAfter, tempDir }) => {
+  const sample = await sampleFixture()
+  ;({ bytes: sampleBytes, shardFiles, expected } = sample)
 
-  server = await startServer()
-  server.addFile(SAMPLE_PATH, sampleBytes)
-  const folder = SHARDED_SAMPLE_PATH.slice(0, -INDEX_NAME.length)
-  for (const [name, bytes] of shardFiles) server.addFile(folder + name, bytes)
+  server = closeAfter(await startServer())
+  serveSample(server, sample)
   const wave = await waveFile()
   server.addFile(LARGE, wave)
   server.addFile(SLOW, wave)
@@ -105,32 +87,16 @@ before(async () => {
   server.addFile('/private/model.safetensors', sampleBytes)
   server.addQuirks('/private/', { auth: 'Bearer hf_test_token' })
 
-  other = await startServer()
+  other = closeAfter(await startServer())
   other.addFile('/open/model.safetensors', sampleBytes)
   other.addFile('/hidden/model.safetensors', sampleBytes)
   other.addQuirks('/hidden/', { noExpose: true })
 
-  dir = await mkdtemp(join(tmpdir(), 'st-inspector-'))
+  dir = await tempDir('st-inspector-')
   await writeFile(join(dir, 'tiny-llama.safetensors'), sampleBytes)
   await mkdir(join(dir, 'sharded'))
   for (const [name, bytes] of shardFiles) await writeFile(join(dir, 'sharded', name), bytes)
-  await mkdir(ARTIFACTS, { recursive: true })
-  browser = await launchChromium()
 })
-
-after(async () => {
-  await browser?.close()
-  await server?.close()
-  await other?.close()
-  if (dir) await rm(dir, { recursive: true })
-})
-
-/** @param {import('playwright-core').Page} page @param {string} name */
-async function selectTensor(page, name) {
-  await page.click(`#panel-table tr[data-name="${name}"]`)
-  await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n &&
-    document.querySelector('.result')?.getAttribute('aria-busy') === null, name, { timeout: 15_000 })
-}
 
 /** @param {import('playwright-core').Page} page @param {string} name */
 async function shoot(page, name) {
@@ -161,18 +127,8 @@ function canvasColours(page, selector) {
   }, selector)
 }
 
-/** @param {import('playwright-core').Page} page */
-async function errorShown(page) {
-  await page.waitForSelector('#error:not([hidden])', { timeout: 20_000 })
-  return page.evaluate(() => ({
-    title: document.querySelector('.error-title')?.textContent ?? '',
-    code: document.querySelector('.error-code')?.textContent ?? '',
-    text: document.querySelector('#error')?.textContent ?? '',
-  }))
-}
-
 test('opens the bundled sample: sizes, parameters by dtype, metadata, every tensor', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl())
   await shoot(page, 'start')
   await page.click('#sample-button')
@@ -195,7 +151,7 @@ test('opens the bundled sample: sizes, parameters by dtype, metadata, every tens
 })
 
 test('selecting a tensor fetches only its bytes: stats, histogram, heatmap, values, network panel', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   server.resetStats()
@@ -236,7 +192,7 @@ test('selecting a tensor fetches only its bytes: stats, histogram, heatmap, valu
 })
 
 test('?url= opens a file straight away, and &tensor= selects a tensor', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(`${server.pageUrl(server.url(SAMPLE_PATH))}&tensor=${encodeURIComponent('model.position_ids')}`)
   await waitOpened(page)
   await page.waitForSelector('.values-table')
@@ -249,7 +205,7 @@ test('?url= opens a file straight away, and &tensor= selects a tensor', { skip }
 })
 
 test('the table filters, sorts and works from the keyboard; the tree groups names by prefix', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   await page.fill('#tensor-filter', 'mlp down')
@@ -300,7 +256,7 @@ test('the table filters, sorts and works from the keyboard; the tree groups name
 })
 
 test('a dropped local file is read by slices, and a plane of a 4-D tensor is drawn', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl())
   const size = await page.evaluate(async () => {
     const { serialize } = await import('/js/index.js')
@@ -337,7 +293,7 @@ test('a dropped local file is read by slices, and a plane of a 4-D tensor is dra
 })
 
 test('a file chosen with the picker opens', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl())
   await page.setInputFiles('#file-input', join(dir, 'tiny-llama.safetensors'))
   await waitOpened(page)
@@ -348,7 +304,7 @@ test('a file chosen with the picker opens', { skip }, async () => {
 })
 
 test('a sharded set chosen as local files (the index with its shards) opens; a missing shard is named', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl())
   const shardNames = [...shardFiles.keys()].filter((name) => name !== INDEX_NAME)
   await page.setInputFiles('#file-input', [...shardFiles.keys()].map((name) => join(dir, 'sharded', name)))
@@ -371,7 +327,7 @@ test('a sharded set chosen as local files (the index with its shards) opens; a m
 })
 
 test('a tensor over 16 MB: a leading block for the heatmap and values, the statistics streamed; the slice can be changed', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl(LARGE))
   await waitOpened(page)
   server.resetStats()
@@ -399,7 +355,7 @@ test('a tensor over 16 MB: a leading block for the heatmap and values, the stati
 })
 
 test('a slow fetch shows its progress and can be cancelled', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl(SLOW))
   await waitOpened(page)
   server.addQuirks('/slow/', { bytesPerSecond: 400_000 })
@@ -427,7 +383,7 @@ test('a slow fetch shows its progress and can be cancelled', { skip }, async () 
 })
 
 test('each error has a clear message: 404, Range ignored, CORS headers hidden, invalid file, token needed', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl('/missing/model.safetensors'))
   let error = await errorShown(page)
   assert.equal(error.title, 'Not found (HTTP 404)')
@@ -481,7 +437,7 @@ test('each error has a clear message: 404, Range ignored, CORS headers hidden, i
 })
 
 test('a sharded checkpoint shows every shard; a tensor is read from its shard', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl())
   await page.click('#sharded-sample-button')
   await waitOpened(page)
@@ -503,7 +459,7 @@ test('a sharded checkpoint shows every shard; a tensor is read from its shard', 
 })
 
 test('every dtype is shown: statistics, values and a heatmap, or raw bytes for F6', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl('/dtypes/all.safetensors'))
   await waitOpened(page)
   /** @type {Record<string, string[]>} */
@@ -529,7 +485,7 @@ test('every dtype is shown: statistics, values and a heatmap, or raw bytes for F
 })
 
 test('narrow screens: one column, nothing wider than the screen', { skip }, async () => {
-  const { page, done } = await newPage(browser, { width: 390, height: 844 })
+  const { page, done } = await newPage(hooks.browser, { width: 390, height: 844 })
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   await selectTensor(page, 'model.embed_tokens.weight')
@@ -545,7 +501,7 @@ test('narrow screens: one column, nothing wider than the screen', { skip }, asyn
 })
 
 test('accessibility basics: every control is labelled, focus is visible, dark scheme works', { skip }, async () => {
-  const { page, done } = await newPage(browser, { colorScheme: 'dark' })
+  const { page, done } = await newPage(hooks.browser, { colorScheme: 'dark' })
   await page.goto(server.pageUrl(SAMPLE_PATH))
   await waitOpened(page)
   await selectTensor(page, 'lm_head.weight')
@@ -565,7 +521,7 @@ test('accessibility basics: every control is labelled, focus is visible, dark sc
 })
 
 test('an awkward-array file shows its type, its form as a tree and its first entries', { skip }, async () => {
-  const { page, done } = await newPage(browser)
+  const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl(server.url(AWKWARD)))
   await waitOpened(page)
   await page.waitForSelector('#awkward:not([hidden])', { timeout: 15_000 })
