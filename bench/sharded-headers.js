@@ -8,6 +8,9 @@
  *          calls them; also through `hf://` with `endpoint` set to the test server.
  *   hub:   parseSafetensorsMetadata({ path: index }), with and without computeParametersCount
  *          (which also asks for config.json: one more round trip).
+ *   floors: the same bytes with nothing parsed (the index, then every shard's header at once,
+ *          lengths known in advance), through fetch() and through node:http: what the transport
+ *          alone costs here.
  * The target: at most 3 round trips' worth of latency plus transfer, transfer being our bytes
  * over the loopback throughput measured in the same run (one large range request, no latency);
  * and the faster hub variant at least 3x our time.
@@ -18,6 +21,7 @@
  *   node bench/sharded-headers.js [--runs 3] [--latency 50] [--server thread|inline]
  */
 import { readFileSync } from 'node:fs'
+import http from 'node:http'
 import { loadavg } from 'node:os'
 import { isMainThread, parentPort, Worker } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
@@ -70,9 +74,15 @@ async function serve() {
     const { requests, bytes, maxInFlight } = server.stats
     return { requests, bytes, maxInFlight }
   }
+  // Each used shard's URL and the length of its 8-byte prefix plus header, for the floors.
+  const heads = set.allShardPaths.flatMap((path, i) => {
+    if (!set.shardPaths.includes(path)) return []
+    const b = set.shardBytes(i)
+    return [{ url: server.url(`${FOLDER}/${path}`), bytes: 8 + Number(new DataView(b.buffer, b.byteOffset).getBigUint64(0, true)) }]
+  })
   return {
     base: server.base, indexUrl, throughputUrl: server.url(THROUGHPUT_PATH), control,
-    set: { shards: set.shardPaths.length, names: set.names.length, parameters: set.parameters, indexBytes: set.indexBytes.length },
+    set: { shards: set.shardPaths.length, names: set.names.length, parameters: set.parameters, indexBytes: set.indexBytes.length, heads },
   }
 }
 
@@ -139,12 +149,42 @@ async function main() {
     const counted = Object.values(r.parameterCount ?? {}).reduce((a, b) => a + b, 0)
     if (count && counted !== set.parameters) throw new Error(`hub: ${counted} parameters, expected ${set.parameters}`)
   }
+  /**
+   * A floor: the same bytes over the same server with nothing parsed and no request waiting on
+   * another but the headers on the index: the index's body, then every shard's prefix and header
+   * (lengths known in advance) at once, read to the end. `get` is one request's transport.
+   * @param {(url: string, bytes: number) => Promise<number>} get resolves to the body bytes read
+   */
+  const floor = async (get) => {
+    const indexBytes = await get(indexUrl, set.indexBytes)
+    const counts = await Promise.all(set.heads.map((h) => get(h.url, h.bytes)))
+    const want = set.indexBytes + set.heads.reduce((a, h) => a + h.bytes, 0)
+    const got = indexBytes + counts.reduce((a, b) => a + b, 0)
+    if (got !== want) throw new Error(`floor: ${got} bytes, expected ${want}`)
+  }
+  /** @param {string} url @param {number} bytes */
+  const viaFetch = async (url, bytes) => {
+    const res = await fetch(url, { headers: { Range: `bytes=0-${bytes - 1}` } })
+    return (await res.arrayBuffer()).byteLength
+  }
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 })
+  /** @param {string} url @param {number} bytes @returns {Promise<number>} */
+  const viaHttp = (url, bytes) => new Promise((resolve, reject) => {
+    http.get(url, { agent, headers: { Range: `bytes=0-${bytes - 1}` } }, (res) => {
+      let n = 0
+      res.on('data', (/** @type {Buffer} */ c) => { n += c.length })
+      res.on('end', () => resolve(n))
+      res.on('error', reject)
+    }).on('error', reject)
+  })
   /** @type {Record<string, () => Promise<void>>} */
   const clients = {
     'safetensors-wasm: open(url) + loadHeaders() + parameterCount()': () => ours(indexUrl),
     'safetensors-wasm: the same through hf://': () => ours(`hf://${REPO}/${INDEX}`, { endpoint: base }),
     '@huggingface/hub: parseSafetensorsMetadata': () => hub(false),
     '@huggingface/hub: parseSafetensorsMetadata, computeParametersCount': () => hub(true),
+    'floor: fetch() of the same bytes, all headers at once, nothing parsed': () => floor(viaFetch),
+    'floor: node:http of the same bytes, all headers at once, nothing parsed': () => floor(viaHttp),
   }
   const keys = Object.keys(clients)
 
@@ -236,6 +276,15 @@ async function main() {
       `${((ms(keys[0]) - transfer) / LATENCY).toFixed(1)} without the transfer`,
     target: '<= 3 round trips + transfer', met: ms(keys[0]) <= bound, note: `client thread: ${split(mine.samples)}; less the descheduled time ${fmtMs(own(keys[0]))} ` +
       `(${(own(keys[0]) / LATENCY).toFixed(1)} round trips' worth); ${fmtMs(med(bare, 'ms'))} at 0 ms latency; load average ${loadavg()[0].toFixed(1)}` })
+  // What the transport alone costs against the bound: a bound below the floor cannot be met
+  // by any client on that transport on this machine.
+  const [viaFetchKey, viaHttpKey] = keys.filter((k) => k.startsWith('floor:'))
+  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${LATENCY} ms latency: the transport alone (no parsing)`,
+    ours: `fetch() ${fmtMs(ms(viaFetchKey))}, node:http ${fmtMs(ms(viaHttpKey))}`,
+    baselineName: '3 round trips + transfer', baseline: fmtMs(bound), ratio: bound / ms(viaFetchKey),
+    ratioText: `fetch() alone takes ${fmtX(ms(viaFetchKey) / bound)} the bound, node:http alone ${fmtX(ms(viaHttpKey) / bound)}; ` +
+      `ours takes ${fmtX(ms(keys[0]) / ms(viaFetchKey))} fetch() alone`,
+    target: '', met: null, note: `client thread, fetch() alone: ${split(rows[viaFetchKey].samples)}; node:http alone: ${split(rows[viaHttpKey].samples)}` })
   const hubKeys = keys.filter((k) => k.startsWith('@'))
   const fastest = hubKeys.reduce((a, b) => (ms(a) <= ms(b) ? a : b))
   const speedup = ms(fastest) / ms(keys[0])
