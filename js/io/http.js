@@ -241,16 +241,16 @@ function makeState(href, options) {
  * One GET. The caller's headers and credentials go only to the origin of the URL they were
  * given for; a redirect target elsewhere (a CDN) gets neither.
  * @param {State} state @param {string} target @param {Record<string, string>} extra
- * @param {AbortSignal | undefined} signal
+ * @param {AbortSignal | undefined} signal @param {RequestCache} [cache] the fetch's cache mode
  */
-function request(state, target, extra, signal) {
+function request(state, target, extra, signal, cache) {
   const own = safeOrigin(target) === safeOrigin(state.href)
   const headers = own ? new Headers(state.headers) : new Headers()
   // A compressed range is useless (ContentEncoded); browsers set this themselves for ranges.
   if (extra.Range) headers.set('Accept-Encoding', 'identity')
   for (const [key, value] of Object.entries(extra)) headers.set(key, value)
   const init = own ? state.init : { ...state.init, credentials: /** @type {RequestCredentials} */ ('omit') }
-  return state.fetch(target, { ...init, method: 'GET', headers, signal })
+  return state.fetch(target, { ...init, method: 'GET', headers, signal, ...(cache && { cache }) })
 }
 
 /** If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
@@ -523,6 +523,11 @@ async function renew(state, stale) {
 async function* fetchRange(state, from, end, signal) {
   let position = from
   let renewed = false
+  // A range of another version may be a stale copy (a browser's HTTP cache keeps ranges it
+  // deems fresh, and knows nothing of a version validated since): asked again once, from the
+  // server, before it counts as a change. (A whole file for If-Range, or a 416 of another
+  // length, is the server's own word.)
+  let reload = false
   for (let failures = 0; position < end;) {
     throwIfAborted(signal)
     /** @type {ReadableStreamDefaultReader<Uint8Array> | null} */
@@ -534,7 +539,7 @@ async function* fetchRange(state, from, end, signal) {
       const target = state.readHref
       const extra = /** @type {Record<string, string>} */ ({ Range: `bytes=${position}-${end - 1}` })
       if (useIfRange(state, target) && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
-      response = await request(state, target, extra, signal)
+      response = await request(state, target, extra, signal, reload ? 'reload' : undefined)
       if (EXPIRED.has(response.status) && target !== state.href && !renewed) {
         renewed = true
         await response.body?.cancel().catch(() => {})
@@ -542,7 +547,14 @@ async function* fetchRange(state, from, end, signal) {
         await renew(state, target)
         continue
       }
-      let skip = await checkRangeResponse(state, response, position, end - 1)
+      let skip
+      try {
+        skip = await checkRangeResponse(state, response, position, end - 1)
+      } catch (error) {
+        if (reload || position > from || response.status !== 206 || /** @type {any} */ (error)?.code !== 'SourceChanged') throw error
+        reload = true
+        continue
+      }
       // A source restored from the cache made no first request: its first read finds where
       // the URL leads, and later reads go there.
       if (target === state.href && response.redirected && response.url) state.readHref = response.url

@@ -156,6 +156,45 @@ test('a 416 whose Content-Range gives another length is SourceChanged; with the 
   await f.close()
 })
 
+// A browser's HTTP cache may answer a range with a copy of the version before (it knows nothing
+// of a version validated since; tests/browser/cache-worker.test.js has Chromium do it). Here a
+// fetch stands in for such a cache: it answers ranges past the header with another ETag and other
+// bytes: not when asked to reload ('once'), or even then (a copy the cache will not let go of).
+test('a range of another version is asked again once from the server (cache mode reload); a second is SourceChanged', async () => {
+  server.addFile('/stale/model.safetensors', file)
+  /** @type {{ cache: string | undefined, stale: boolean }[]} */
+  const calls = []
+  /** @type {'off' | 'once' | 'always'} */
+  let mode = 'off'
+  /** @type {typeof fetch} */
+  const staleCache = async (input, init) => {
+    const range = /** @type {string} */ (new Headers(init?.headers).get('range'))
+    const [from, to] = range.slice(6).split('-').map(Number)
+    const copy = from > 0 && (mode === 'always' || (mode === 'once' && init?.cache !== 'reload'))
+    calls.push({ cache: init?.cache, stale: copy })
+    if (!copy) return fetch(input, init)
+    return new Response(new Uint8Array(to - from + 1).fill(0xee), { status: 206, headers: {
+      ETag: '"v0-old"', 'Content-Range': `bytes ${from}-${to}/${file.length}`, 'Content-Length': String(to - from + 1) } })
+  }
+  const f = /** @type {import('../../js/node.js').SafetensorsFile} */ (
+    await open(server.url('/stale/model.safetensors'), { ...fast, fetch: staleCache, initialFetchSize: 64 }))
+  try {
+    calls.length = 0
+    mode = 'once'
+    const t = await f.tensor('a')
+    assert.deepEqual(Array.from(t.data.subarray(0, 4)), [0, 1, 2, 3])
+    assert.equal(t.data[4095], 4095)
+    t.dispose()
+    assert.deepEqual(calls, [{ cache: undefined, stale: true }, { cache: 'reload', stale: false }])
+    calls.length = 0
+    mode = 'always'
+    await fails(f.tensor('a'), 'SourceChanged', /"v0-old"/)
+    assert.deepEqual(calls, [{ cache: undefined, stale: true }, { cache: 'reload', stale: true }])
+  } finally {
+    await f.close()
+  }
+})
+
 test('HttpError carries the status and what the server said; the credentials hint only without credentials', async () => {
   server.addFile('/denied/model.safetensors', file)
   server.fault('/denied/model.safetensors', { times: 1, status: 403, body: S3, headers: { 'Content-Type': 'application/xml' } })
