@@ -478,7 +478,22 @@ function specText(spec, tensor) {
 
 /** @param {import('./quant/detect.js').QuantizedWeight} e a copy the caller may change */
 export function copyEntry(e) {
-  return { name: e.name, scheme: e.scheme, shape: e.shape.slice(), parts: { ...e.parts }, details: structuredClone(e.details) }
+  return { name: e.name, scheme: e.scheme, shape: e.shape.slice(), parts: { ...e.parts }, details: copyDetails(e.details) }
+}
+
+/**
+ * A deep copy of an entry's details, JSON values all (numbers and strings, and what a config
+ * gave). structuredClone costs several times more, which counts at hundreds of thousands of weights.
+ * @param {any} value
+ * @returns {any}
+ */
+function copyDetails(value) {
+  if (Array.isArray(value)) return value.map(copyDetails)
+  if (value === null || typeof value !== 'object') return value
+  /** @type {Record<string, any>} */
+  const out = {}
+  for (const key of Object.keys(value)) out[key] = copyDetails(value[key])
+  return out
 }
 
 /**

@@ -63,14 +63,12 @@ export function quantConfig(config) {
 export function detect(view, config) {
   /** @type {Detection} */
   const found = { entries: [], problems: [], byName: new Map(), partNames: new Set() }
-  const seen = new Set()
   for (const stored of view.names) {
     const anchor = anchorOf(stored, view)
-    if (!anchor || seen.has(anchor.name)) continue
-    seen.add(anchor.name)
+    if (!anchor || found.byName.has(anchor.name)) continue
     let result
     try {
-      result = build(anchor.scheme, anchor.name, anchor.base, view, config)
+      result = build(anchor.scheme, anchor.name, anchor.base, view, config, stored)
     } catch (error) {
       if (!(error instanceof SafetensorsError)) throw error
       result = error
@@ -128,7 +126,7 @@ export function countParameters(view, found) {
 function anchorOf(stored, view) {
   /** @param {string} suffix */
   const cut = (suffix) => stored.slice(0, stored.length - suffix.length)
-  if (stored.endsWith('.weight_scale_inv')) return { scheme: 'fp8-block', name: `${cut('_scale_inv')}`, base: cut('.weight_scale_inv') }
+  if (stored.endsWith('.weight_scale_inv')) return { scheme: 'fp8-block', name: cut('_scale_inv'), base: cut('.weight_scale_inv') }
   if (stored.endsWith('_blocks') && isBlocks(/** @type {PartInfo} */ (view.get(stored))))
     return { scheme: 'mxfp4', name: cut('_blocks'), base: cut('_blocks') }
   if (stored.endsWith('.weight_packed')) {
@@ -221,9 +219,10 @@ function groupSize(length, groups, configured, weight, what) {
 /**
  * @param {string} scheme from anchorOf @param {string} weight @param {string} base
  * @param {TensorView} view @param {Record<string, any> | null} config
+ * @param {string} anchor the stored name anchorOf was given
  * @returns {QuantizedWeight}
  */
-function build(scheme, weight, base, view, config) {
+function build(scheme, weight, base, view, config, anchor) {
   const method = config?.quant_method
   /** @param {string[]} methods */
   const checkMethod = (...methods) => {
@@ -235,7 +234,9 @@ function build(scheme, weight, base, view, config) {
   switch (scheme) {
     case 'fp8-block': {
       checkMethod('fp8')
-      const parts = { weight: `${base}.weight`, scaleInv: `${base}.weight_scale_inv` }
+      // The names themselves, not equal strings made anew: at 500,000 names each new string's
+      // flattening and hashing in the lookups below costs as much as the rest of the work.
+      const parts = { weight, scaleInv: anchor }
       const w = need(view, weight, 'weight', parts.weight, scheme)
       const s = need(view, weight, 'scale_inv', parts.scaleInv, scheme)
       expect(weight, 'weight', parts.weight, w, ['F8_E4M3'], 2)

@@ -583,6 +583,42 @@ describe('a sharded set, parts in different shards', () => {
   })
 })
 
+describe('quantized() lists copies', () => {
+  /** Changes every field of every entry, nested arrays and objects too. @param {any[]} list */
+  const scribble = (list) => {
+    for (const e of list) {
+      e.name = 'x'
+      e.shape[0] = -1
+      for (const role of Object.keys(e.parts)) e.parts[role] = 'x'
+      for (const [key, value] of Object.entries(e.details)) {
+        if (Array.isArray(value)) value[0] = -1
+        else e.details[key] = 'x'
+      }
+      e.details.added = 1
+    }
+  }
+  test('of a file and of a sharded set: changing what one call gave changes nothing the next gives', async () => {
+    for (const which of ['fp8', 'gptq4', 'bnb-nf4-nested', 'ct-pack', 'nvfp4-ct', 'mxfp4']) {
+      const f = await open(BYTES[which])
+      const before = structuredClone(f.quantized())
+      scribble(f.quantized())
+      assert.deepEqual(f.quantized(), before, which)
+      await f.close()
+    }
+    const set = shardedFixture()
+    /** @type {Record<string, Uint8Array>} */
+    const shards = {}
+    for (const [path, tensors] of Object.entries(set.shards)) shards[path] = await toBytes(tensors)
+    const index = new TextEncoder().encode(JSON.stringify({ weight_map: set.weightMap }))
+    const f = /** @type {any} */ (await open(index, { shards }))
+    const before = structuredClone(await f.quantized())
+    assert.equal(before.length, set.weights.length)
+    scribble(await f.quantized())
+    assert.deepEqual(await f.quantized(), before)
+    await f.close()
+  })
+})
+
 describe('signal and onProgress', () => {
   const fx = FIXTURES.fp8
   const w = fx.weights[0]
