@@ -38,6 +38,9 @@ const BENCHES = [
   { area: 'remote-peers', script: 'remote.js', args: ['--runs', quick ? '1' : '3'], parse: remoteFigures },
   { area: 'cache', script: 'cache.js', args: quick ? ['--shards', '24', '--runs', '1'] : [] },
   { area: 'sharded-headers', script: 'sharded-headers.js', args: quick ? ['--runs', '1'] : [] },
+  { area: 'sharded-count', script: 'sharded-count.js', args: quick ? ['--runs', '1'] : [] },
+  { area: 'index-parse', script: 'index-parse.js', args: quick ? ['--rounds', '1'] : [] },
+  { area: 'inspector-scale', script: 'inspector-scale.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'write', script: 'write.js', args: quick ? ['--mib', '256'] : [], parse: writeFigures },
   { area: 'gpu', script: 'gpu.js', args: quick ? ['--mib', '256', '--rounds', '1'] : [] },
 ]

@@ -20,10 +20,14 @@ import { elementCount } from '../dtypes.js'
  * @typedef {{ name: string, scheme: string, shape: number[], parts: Record<string, string>,
  *   details: Record<string, any> }} QuantizedWeight
  * @typedef {{ entries: QuantizedWeight[], problems: SafetensorsError[],
- *   byName: Map<string, QuantizedWeight | SafetensorsError>, partNames: Set<string> }} Detection
+ *   byName: Map<string, QuantizedWeight | SafetensorsError>, partNames: Set<string>,
+ *   partTotals?: Record<string, { elements: number, tensors: number }> | null }} Detection
+ *   partTotals: the parts' elements and tensors by dtype, when no tensor is a part twice
  */
 
 const BNB_STATE = /\.quant_state\.bitsandbytes__(nf4|fp4)$/
+/** The name ending of an FP8 block weight's scales, which marks the weight. */
+const FP8_KIND = '.weight_scale_inv'
 const MAX_STATE_BYTES = 1 << 16
 
 /**
@@ -61,25 +65,78 @@ export function quantConfig(config) {
  * @returns {Detection}
  */
 export function detect(view, config) {
-  /** @type {Detection} */
-  const found = { entries: [], problems: [], byName: new Map(), partNames: new Set() }
+  /** @type {QuantizedWeight[]} */
+  const entries = []
+  /** @type {SafetensorsError[]} */
+  const problems = []
+  // Every anchored name and what it gave, for byName (a Map made on first use: at 500,000 names
+  // each operation on a table that size costs about a microsecond here).
+  /** @type {string[]} */
+  const names = []
+  /** @type {(QuantizedWeight | SafetensorsError)[]} */
+  const results = []
+  // One kind of anchor (one name ending) gives each weight one logical name; a second kind can
+  // give a name twice, so from then on the names are checked (the first anchor wins).
+  /** @type {Set<string>} */
+  const kinds = new Set()
+  /** @type {Set<string> | null} */
+  let seen = null
+  /** @type {Record<string, { elements: number, tensors: number }>} */
+  const partTotals = {}
+  /** @type {PartInfo[]} */
+  const infos = []
   for (const stored of view.names) {
     const anchor = anchorOf(stored, view)
-    if (!anchor || found.byName.has(anchor.name)) continue
+    if (!anchor) continue
+    if (!kinds.has(anchor.kind) && kinds.add(anchor.kind).size === 2) seen = new Set(names)
+    if (seen) {
+      if (seen.has(anchor.name)) continue
+      seen.add(anchor.name)
+    }
     let result
+    infos.length = 0
     try {
-      result = build(anchor.scheme, anchor.name, anchor.base, view, config, stored)
+      result = build(anchor.scheme, anchor.name, anchor.base, view, config, stored, infos)
     } catch (error) {
       if (!(error instanceof SafetensorsError)) throw error
       result = error
-      found.problems.push(error)
+      problems.push(error)
     }
-    found.byName.set(anchor.name, result)
+    names.push(anchor.name)
+    results.push(result)
     if (result instanceof SafetensorsError) continue
-    found.entries.push(result)
-    for (const part of Object.values(result.parts)) found.partNames.add(part)
+    entries.push(result)
+    for (const { dtype, shape } of infos) {
+      const t = (partTotals[dtype] ??= { elements: 0, tensors: 0 })
+      t.elements += elementCount(shape)
+      t.tensors++
+    }
   }
-  return found
+  /** @type {Map<string, QuantizedWeight | SafetensorsError> | null} */
+  let byName = null
+  /** @type {Set<string> | null} */
+  let partNames = null
+  return {
+    entries,
+    problems,
+    // Only FP8 block weights: their two parts are `X.weight` and `X.weight_scale_inv` for a
+    // distinct X each, so no stored tensor is a part twice and the parts' sizes add up.
+    partTotals: kinds.size === 1 && kinds.has(FP8_KIND) ? partTotals : null,
+    get byName() {
+      if (!byName) {
+        byName = new Map()
+        for (let i = 0; i < names.length; i++) byName.set(names[i], results[i])
+      }
+      return byName
+    },
+    get partNames() {
+      if (!partNames) {
+        partNames = new Set()
+        for (const e of entries) for (const part of Object.values(e.parts)) partNames.add(part)
+      }
+      return partNames
+    },
+  }
 }
 
 /**
@@ -91,23 +148,34 @@ export function countParameters(view, found) {
   /** @type {Record<string, number>} */
   const byDtype = {}
   /** @type {Record<string, number>} */
+  const tensors = {}
+  /** @type {Record<string, number>} */
   const byScheme = {}
   let total = 0
   /** @param {string} dtype @param {number} n */
   const stored = (dtype, n) => {
     byDtype[dtype] = (byDtype[dtype] ?? 0) + n
+    tensors[dtype] = (tensors[dtype] ?? 0) + 1
     total += n
   }
+  // With the parts' sizes known, every tensor is counted and the parts taken off after: no
+  // lookup of each name among the parts.
+  const totals = found.partTotals
   /** @param {string} name */
-  const isPart = (name) => found.partNames.has(name)
+  const skip = totals ? () => false : (/** @type {string} */ name) => found.partNames.has(name)
   if (view.eachStored) {
-    view.eachStored(isPart, stored)
+    view.eachStored(skip, stored)
   } else {
     for (const name of view.names) {
-      if (isPart(name)) continue
+      if (skip(name)) continue
       const { dtype, shape } = /** @type {PartInfo} */ (view.get(name))
       stored(dtype, elementCount(shape))
     }
+  }
+  for (const [dtype, t] of Object.entries(totals ?? {})) {
+    byDtype[dtype] -= t.elements
+    total -= t.elements
+    if ((tensors[dtype] -= t.tensors) === 0) delete byDtype[dtype]
   }
   for (const e of found.entries) {
     const n = elementCount(e.shape)
@@ -118,28 +186,28 @@ export function countParameters(view, found) {
 }
 
 /**
- * The tensor that marks a quantized weight, if `stored` is one: its scheme, logical name and the
- * prefix its parts share.
+ * The tensor that marks a quantized weight, if `stored` is one: its scheme, logical name, the
+ * prefix its parts share, and its kind (the name ending that marked it).
  * @param {string} stored @param {TensorView} view
- * @returns {{ scheme: string, name: string, base: string } | null}
+ * @returns {{ scheme: string, name: string, base: string, kind: string } | null}
  */
 function anchorOf(stored, view) {
   /** @param {string} suffix */
   const cut = (suffix) => stored.slice(0, stored.length - suffix.length)
-  if (stored.endsWith('.weight_scale_inv')) return { scheme: 'fp8-block', name: cut('_scale_inv'), base: cut('.weight_scale_inv') }
+  if (stored.endsWith(FP8_KIND)) return { scheme: 'fp8-block', name: cut('_scale_inv'), base: cut(FP8_KIND), kind: FP8_KIND }
   if (stored.endsWith('_blocks') && isBlocks(/** @type {PartInfo} */ (view.get(stored))))
-    return { scheme: 'mxfp4', name: cut('_blocks'), base: cut('_blocks') }
+    return { scheme: 'mxfp4', name: cut('_blocks'), base: cut('_blocks'), kind: '_blocks' }
   if (stored.endsWith('.weight_packed')) {
     const base = cut('.weight_packed')
-    return { scheme: view.get(stored)?.dtype === 'U8' ? 'nvfp4' : 'ct-pack', name: `${base}.weight`, base }
+    return { scheme: view.get(stored)?.dtype === 'U8' ? 'nvfp4' : 'ct-pack', name: `${base}.weight`, base, kind: '.weight_packed' }
   }
   if (stored.endsWith('.weight_scale_2')) {
     const base = cut('.weight_scale_2')
-    if (view.get(`${base}.weight`)?.dtype === 'U8') return { scheme: 'nvfp4-modelopt', name: `${base}.weight`, base }
+    if (view.get(`${base}.weight`)?.dtype === 'U8') return { scheme: 'nvfp4-modelopt', name: `${base}.weight`, base, kind: '.weight_scale_2' }
   }
-  if (stored.endsWith('.qweight')) return { scheme: 'gptq-or-awq', name: `${cut('.qweight')}.weight`, base: cut('.qweight') }
+  if (stored.endsWith('.qweight')) return { scheme: 'gptq-or-awq', name: `${cut('.qweight')}.weight`, base: cut('.qweight'), kind: '.qweight' }
   const bnb = BNB_STATE.exec(stored)
-  if (bnb) return { scheme: `bnb-${bnb[1]}`, name: stored.slice(0, bnb.index), base: stored.slice(0, bnb.index) }
+  if (bnb) return { scheme: `bnb-${bnb[1]}`, name: stored.slice(0, bnb.index), base: stored.slice(0, bnb.index), kind: bnb[0] }
   return null
 }
 
@@ -220,9 +288,10 @@ function groupSize(length, groups, configured, weight, what) {
  * @param {string} scheme from anchorOf @param {string} weight @param {string} base
  * @param {TensorView} view @param {Record<string, any> | null} config
  * @param {string} anchor the stored name anchorOf was given
+ * @param {PartInfo[]} infos given the infos of an FP8 block weight's two parts (for partTotals)
  * @returns {QuantizedWeight}
  */
-function build(scheme, weight, base, view, config, anchor) {
+function build(scheme, weight, base, view, config, anchor, infos) {
   const method = config?.quant_method
   /** @param {string[]} methods */
   const checkMethod = (...methods) => {
@@ -255,6 +324,7 @@ function build(scheme, weight, base, view, config, anchor) {
         sameShape(weight, 'scale_inv', parts.scaleInv, s.shape, want, `with ${block[0]}x${block[1]} blocks (the default; ` +
           'a config with weight_block_size says otherwise)')
       }
+      infos.push(w, s)
       return { name: weight, scheme, shape: [out, inF], parts, details: { block: [...block] } }
     }
     case 'mxfp4': {
