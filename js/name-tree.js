@@ -301,7 +301,7 @@ function limitDepth(root, maxDepth) {
     const children = []
     for (const c of n.children) {
       if (c.row) children.push(c)
-      else for (const leaf of leaves(c)) children.push({ ...leaf, name: leaf.path.slice(cut), joined: true })
+      else for (const leaf of leaves(c)) children.push(Object.assign({}, leaf, { name: leaf.path.slice(cut), joined: true }))
     }
     n.children = children
   }
@@ -458,7 +458,7 @@ export function treeText(root, options) {
     if (c.joined) joined = top.level
     const name = `${top.indent}${lastChild ? '└─ ' : '├─ '}${c.joined ? `${JOINED_MARK} ` : ''}${escapeInvisible(c.name)}${folded ? '.*' : ''}`
     if (c.row) lines.push([name, `${c.row.dtype} ${formatShape(c.row.shape)}`, formatBytes(c.byteLength)])
-    else lines.push([name, '', groupTotals(c)])
+    else lines.push([name, '', c.repeat ? `${groupTotals(c)}; ${formatCount(c.repeat.members.length)} alike, the first shown` : groupTotals(c)])
     if (c.row === null && !folded) stack.push({ n: c, next: 0, indent: `${top.indent}${lastChild ? '   ' : '│  '}`, level: top.level + 1 })
   }
   let w0 = 0
@@ -481,7 +481,8 @@ function groupTotals(n) {
 /**
  * The tree as JSON: groups { name, path, tensors, parameters, byteLength, children }, tensors
  * { name, path, dtype, shape, byteLength, parameters }, and `joined: true` on a tensor past the
- * depth limit (its name is the rest of its name). Names are the stored strings, not escaped: JSON
+ * depth limit (its name is the rest of its name). A folded run (foldRepeats) is a group with
+ * `repeat: { first, last, count }`, its totals the run's, its children the first member's. Names are the stored strings, not escaped: JSON
  * readers want the real name (and JSON.stringify keeps them exact).
  * @param {TreeNode} root
  * @returns {Record<string, unknown>}
@@ -493,7 +494,8 @@ export function treeJson(root) {
       const shape = n.row.shape.map((d) => (typeof d === 'bigint' ? d.toString() : d))
       return { name: n.name, path: n.path, dtype: n.row.dtype, shape, parameters: n.parameters, byteLength: n.byteLength, ...(n.joined ? { joined: true } : {}) }
     }
-    return { name: n.name, path: n.path, tensors: n.tensors, parameters: n.parameters, byteLength: n.byteLength, children: [] }
+    const repeat = n.repeat && { first: n.repeat.first, last: n.repeat.last, count: n.repeat.members.length }
+    return { name: n.name, path: n.path, tensors: n.tensors, parameters: n.parameters, byteLength: n.byteLength, ...(repeat ? { repeat } : {}), children: [] }
   }
   const out = one(root)
   /** @type {[TreeNode, Record<string, unknown>][]} */

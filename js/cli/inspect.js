@@ -10,11 +10,11 @@
  */
 import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, describeFailure, errorJson, openForCli, parseCommand, shapeJson, usageError } from './common.js'
 import { overview } from '../overview.js'
-import { buildTree, sortByName, treeJson, treeText } from '../name-tree.js'
+import { buildTree, foldRepeats, sortByName, treeJson, treeText } from '../name-tree.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from '../format.js'
 import { elementCount } from '../dtypes.js'
 
-export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N]] [--sort size|name|offset] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
+export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N] [--unfold]] [--sort size|name|offset] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
 
 /** Exit code of an inspect that could read the index but not every shard. */
 export const PARTIAL = 2
@@ -37,6 +37,7 @@ const LISTED_FAILURES = 10
 export const options = /** @type {const} */ ({
   tree: { type: 'boolean', },
   depth: { type: 'string' },
+  unfold: { type: 'boolean' },
   sort: { type: 'string' },
   ...CONFIG_OPTIONS,
 })
@@ -45,6 +46,7 @@ export const options = /** @type {const} */ ({
 export const optionHelp = [
   ['--tree', 'the names as a tree of dotted prefixes, with counts and sizes'],
   ['--depth N', 'with --tree: the levels below N folded'],
+  ['--unfold', 'with --tree: each numbered group, not alike runs once (layers.{0..60})'],
   ['--sort size|name|offset', 'the order of the tensors: largest first, by name, by place (default)'],
   ...CONFIG_OPTION_HELP,
 ]
@@ -71,7 +73,7 @@ export async function main(argv, io) {
 
 /**
  * @param {string[]} args
- * @param {import('./common.js').CommonFlags & { tree: boolean, depth?: string, sort?: string }} flags
+ * @param {import('./common.js').CommonFlags & { tree: boolean, depth?: string, sort?: string, unfold?: boolean }} flags
  * @param {import('./common.js').Io} io
  */
 async function run(args, flags, io) {
@@ -81,6 +83,9 @@ async function run(args, flags, io) {
   const sort = flags.sort
   if (sort !== undefined && !SORTS.includes(sort)) throw usageError(`--sort takes size, name or offset, got ${JSON.stringify(sort)}`)
   if (sort !== undefined && flags.tree) throw usageError('--sort orders the table of tensors; --tree is ordered by name')
+  if (flags.unfold && !flags.tree) throw usageError('--unfold goes with --tree')
+  /** Runs of alike numbered groups once (foldRepeats), unless --unfold. @param {import('../name-tree.js').TreeNode} t */
+  const folded = (t) => (flags.unfold ? t : foldRepeats(t))
   const { file, close, config, failures } = await openForCli(args[0], flags, io, { partial: true })
   try {
     if (failures.length > 0) {
@@ -88,8 +93,8 @@ async function run(args, flags, io) {
       const p = await partialOverview(sharded, failures)
       if (sort) p.rows = sortedPartialRows(p, sort)
       if (flags.tree) {
-        const tree = buildTree(p.rows.map((r) => r.info ? { ...r.info, name: r.name, elements: elementCount(r.info.shape) }
-          : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: 0, elements: 0 }))
+        const tree = folded(buildTree(p.rows.map((r) => r.info ? Object.assign({}, r.info, { name: r.name, elements: elementCount(r.info.shape) })
+          : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: 0, elements: 0 })))
         const label = `${args[0]} (${p.unread} of ${p.shards.length} shards unread)`
         io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label, depth })}\n`)
       } else {
@@ -104,7 +109,7 @@ async function run(args, flags, io) {
     // (escapeInvisible: `\u{202E}`); --json keeps them as stored, since a JSON reader wants the
     // real string (JSON.stringify escapes only quotes, backslashes and C0 controls).
     if (flags.tree) {
-      const tree = buildTree(logicalRows(o))
+      const tree = folded(buildTree(logicalRows(o)))
       io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: args[0], depth })}\n`)
     } else if (flags.json) {
       io.stdout.write(`${JSON.stringify(inspectJson(o), null, 2)}\n`)

@@ -258,3 +258,39 @@ test('verify: a name the index maps twice is InvalidIndex, naming the tensor', a
   assert.equal(doc.checks[0].error.code, 'InvalidIndex')
   assert.match(doc.checks[0].error.message, /model\.norm\.weight/)
 })
+
+test('inspect --tree shows a run of alike numbered groups once (experts.{0..7}); --unfold shows each', async () => {
+  const set = makeShardedSet({ tensors: 400, shards: 3, experts: 8 })
+  const w = await writeSet(set)
+  cleanups.push(w.remove)
+  const folded = await run('inspect', w.indexPath, '--tree')
+  const unfolded = await run('inspect', w.indexPath, '--tree', '--unfold')
+  assert.deepEqual([folded.code, unfolded.code], [0, 0], folded.stderr + unfolded.stderr)
+  assert.match(folded.stdout, /experts\.\{0\.\.7\} +\S.*; 8 alike, the first shown$/m)
+  assert.doesNotMatch(unfolded.stdout, /\{\d+\.\.\d+\}|alike/)
+  assert.ok(folded.stdout.split('\n').length * 4 < unfolded.stdout.split('\n').length,
+    `${folded.stdout.split('\n').length} lines folded, ${unfolded.stdout.split('\n').length} unfolded`)
+  // Every name of the set is under the folded tree's groups: the root's totals are the same.
+  assert.equal(folded.stdout.split('\n')[0], unfolded.stdout.split('\n')[0])
+
+  // JSON: a folded run is a group with `repeat`, its totals the run's (the members' sum), its
+  // children the first member's.
+  const doc = JSON.parse((await run('inspect', w.indexPath, '--tree', '--json')).stdout)
+  const all = JSON.parse((await run('inspect', w.indexPath, '--tree', '--json', '--unfold')).stdout)
+  /** @param {any} n @returns {any[]} */
+  const groups = (n) => (n.children ?? []).flatMap((c) => [c, ...groups(c)])
+  const runs = groups(doc).filter((g) => g.repeat)
+  assert.ok(runs.length > 0, 'some run folded')
+  for (const g of runs) {
+    const parent = g.path.slice(0, g.path.lastIndexOf('{'))
+    const members = groups(all).filter((m) => m.path.startsWith(parent) && /^\d+$/.test(m.path.slice(parent.length)) &&
+      Number(m.path.slice(parent.length)) >= g.repeat.first && Number(m.path.slice(parent.length)) <= g.repeat.last)
+    assert.equal(members.length, g.repeat.count, g.path)
+    assert.equal(g.tensors, members.reduce((n, m) => n + m.tensors, 0), g.path)
+    assert.equal(g.parameters, members.reduce((n, m) => n + m.parameters, 0), g.path)
+    assert.deepEqual(g.children.map((c) => c.name), members[0].children.map((/** @type {any} */ c) => c.name), g.path)
+  }
+  const misuse = await run('inspect', w.indexPath, '--unfold')
+  assert.equal(misuse.code, 2, 'a usage mistake')
+  assert.match(misuse.stderr, /--unfold goes with --tree/)
+})
