@@ -570,6 +570,7 @@ document.addEventListener('drop', (e) => {
 document.addEventListener('keydown', (e) => {
   if (e.key !== 'Escape') return
   if (tasks.busy) tasks.cancel()
+  else if (compare.tasks.busy) compare.tasks.cancel()
   else headerRun?.abort()
 })
 

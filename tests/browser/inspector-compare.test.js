@@ -181,6 +181,14 @@ test('compare mode: only in A or B, dtype and shape changes, identical, changed 
   assert.match(await page.textContent('#compare-message') ?? '', /Cancelled/)
   assert.equal(await page.isHidden('#compare-status'), true)
   assert.equal(await page.locator('#compare-result .compare-counts').count(), 0, 'no result shown')
+
+  // Escape cancels a comparison too, as it does the page's own tasks.
+  await page.click('.compare-form button[type="submit"]')
+  await page.waitForFunction(() => !(/** @type {HTMLElement} */ (document.querySelector('#compare-status')).hidden), undefined, { timeout: 15_000 })
+  await page.keyboard.press('Escape')
+  await page.waitForFunction(() => /Cancelled/.test(document.querySelector('#compare-message')?.textContent ?? '') &&
+    /** @type {HTMLElement} */ (document.querySelector('#compare-status')).hidden, undefined, { timeout: 15_000 })
+  assert.equal(await page.locator('#compare-result .compare-counts').count(), 0, 'no result shown')
   await done()
 })
 
