@@ -68,6 +68,9 @@ test('a sharded set reopened in the inspector costs a 304 per file; a changed sh
   assert.deepEqual(again, Object.fromEntries(files.map((f) => [f, [304]])), 'one validation per file, each answered 304')
   assert.equal(await page.locator('#summary').textContent(), names, 'the same set shown')
   assert.ok((await page.evaluate(() => caches.keys())).includes('safetensors-wasm'), 'kept in the Cache API')
+  await page.waitForFunction((n) => document.querySelector('.network-detail')?.textContent?.includes(`${n} files from the cache`), files.length)
+  assert.equal(await page.textContent('.network-detail'),
+    `Of which: headers 0 B (${files.length} files from the cache, validated: 304, no body) + 0 B of tensors fetched since.`)
 
   mtimes.set(set.shardPaths[3], 2_000_000)
   await page.reload()

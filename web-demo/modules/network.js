@@ -57,6 +57,8 @@ export class NetworkMeter {
     this.total = null
     this.log = []
     this.openingBytes = 0
+    /** Answers 304: files the library's cache had, validated without a body. */
+    this.validated = 0
     this.wholeBytes = 0
     this.errorBytes = 0
     this.headerBytes = () => null
@@ -101,7 +103,10 @@ export class NetworkMeter {
     if (!b) return null
     const parts = []
     if (b.index > 0) parts.push(`index ${formatBytes(b.index)}`)
-    parts.push(`${b.index > 0 ? 'headers' : 'header'} ${formatBytes(b.header)}`)
+    // A reopen served by the cache moves no header bytes: say where they came from.
+    const n = this.validated
+    const cached = n > 0 ? ` (${n === 1 ? 'a file' : `${n} files`} from the cache, validated: 304, no body)` : ''
+    parts.push(`${b.index > 0 || n > 1 ? 'headers' : 'header'} ${formatBytes(b.header)}${cached}`)
     if (b.ahead > 0) parts.push(`${formatBytes(b.ahead)} of tensor data read ahead with ${b.index > 0 ? 'them' : 'it'}`)
     parts.push(`${formatBytes(b.tensors)} of tensors fetched since`)
     const text = parts.join(' + ')
@@ -136,6 +141,7 @@ export class NetworkMeter {
     // A 304 (the library's cache validating) has no body to count, and a Response made with
     // that status and a stream throws.
     if (!response.body || response.status === 304) {
+      if (response.status === 304 && generation === this.generation) this.validated++
       entry.done = true
       return response
     }
