@@ -31,6 +31,8 @@ export class NetworkMeter {
   logOpen = false
   /** Bytes of the requests that start at byte 0 of a file: its first window (header and the data after it). */
   openingBytes = 0
+  /** Answers 304: files the library's cache had, validated without a body. */
+  validated = 0
   /** Bytes of requests without a range: whole files (a sharded set's index). */
   wholeBytes = 0
   /** Bytes of error answers' bodies (a 404 page): neither headers nor tensors. */
@@ -57,7 +59,6 @@ export class NetworkMeter {
     this.total = null
     this.log = []
     this.openingBytes = 0
-    /** Answers 304: files the library's cache had, validated without a body. */
     this.validated = 0
     this.wholeBytes = 0
     this.errorBytes = 0
