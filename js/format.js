@@ -23,7 +23,10 @@ export function formatBytes(bytes) {
 
 /** @param {ArrayLike<number | bigint>} shape */
 export function formatShape(shape) {
-  return `[${Array.from(shape, String).join(', ')}]`
+  // A loop, not Array.from(...).join: a table of 500,000 rows formats each shape.
+  let text = '['
+  for (let i = 0; i < shape.length; i++) text += i === 0 ? `${shape[i]}` : `, ${shape[i]}`
+  return `${text}]`
 }
 
 /**

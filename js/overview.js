@@ -72,7 +72,7 @@ async function quantizedOf(f, rows) {
     return { quantized: [], quantizedError: error }
   }
   const parts = new Map()
-  for (const q of quantized) for (const [role, name] of Object.entries(q.parts)) parts.set(name, { weight: q.name, role })
+  for (const q of quantized) for (const role in q.parts) parts.set(q.parts[role], { weight: q.name, role })
   for (const r of rows) r.part = parts.get(r.name) ?? null
   return { quantized, quantizedError: null }
 }
