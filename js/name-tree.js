@@ -482,8 +482,9 @@ function groupTotals(n) {
  * The tree as JSON: groups { name, path, tensors, parameters, byteLength, children }, tensors
  * { name, path, dtype, shape, byteLength, parameters }, and `joined: true` on a tensor past the
  * depth limit (its name is the rest of its name). A folded run (foldRepeats) is a group with
- * `repeat: { first, last, count }`, its totals the run's, its children the first member's. Names are the stored strings, not escaped: JSON
- * readers want the real name (and JSON.stringify keeps them exact).
+ * `repeat: { first, last, count }`, its totals the run's, its children the first member's.
+ * Names are the stored strings, not escaped: JSON readers want the real name (and
+ * JSON.stringify keeps them exact).
  * @param {TreeNode} root
  * @returns {Record<string, unknown>}
  */
