@@ -85,7 +85,8 @@ const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex')
 const digestOf = (t, bytes) => ({ name: t.name, dtype: t.dtype, shape: t.shape.map(Number), byteLength: bytes.byteLength, sha256: sha256(bytes) })
 
 /**
- * Every tensor of a file (or sharded set) through the Node entry, hashed with node:crypto.
+ * Every tensor of a file (or sharded set) through the Node entry, hashed with node:crypto, and
+ * its parameter count.
  * @param {Parameters<typeof open>[0]} src @param {Parameters<typeof open>[1]} [options] @returns {Promise<FileDigest>}
  */
 async function readEvery(src, options) {
@@ -99,7 +100,7 @@ async function readEvery(src, options) {
       t.dispose()
       return d
     })
-    return { names, tensors }
+    return { names, tensors, parameters: await f.parameterCount() }
   } finally {
     await f.close()
   }
@@ -144,7 +145,7 @@ async function readQuantFixtures() {
       sameBits(/** @type {Float32Array} */ (t.data), w.expected().subarray(start * rowLength, stop * rowLength), `${sliced} ${JSON.stringify(rows)}`)
       const slice = digestOf(t, t.bytes)
       t.dispose()
-      out.set(fixture, { bytes, digest: { quantized: JSON.parse(JSON.stringify(list)), weights, slice } })
+      out.set(fixture, { bytes, digest: { quantized: JSON.parse(JSON.stringify(list)), parameters: f.parameterCount(), weights, slice } })
     } finally {
       await f.close()
     }
@@ -282,9 +283,12 @@ before(async () => {
   const index = /** @type {Uint8Array} */ (shards.get(INDEX_NAME))
   expected.sharded = await readEvery(index, { shards: new Map([...shards].filter(([name]) => name !== INDEX_NAME)) })
   assert.deepEqual([...expected.sharded.names].sort(), [...expected.single.names].sort(), 'the shards hold the sample')
+  assert.ok(expected.single.parameters.total > 0)
+  assert.deepEqual(expected.sharded.parameters, expected.single.parameters, 'the set counts as the file it was split from')
   assert.ok(expected.slices.every((s) => s.byteLength > 0))
   const quant = await readQuantFixtures()
   expected.quant = Object.fromEntries([...quant].map(([fixture, q]) => [fixture, q.digest]))
+  for (const [fixture, q] of Object.entries(expected.quant)) assert.ok(Object.keys(q.parameters.byScheme).length > 0, `${fixture}: counted by scheme`)
   const streamBytes = await streamFile()
   expected.stream = await readStreamExpected(streamBytes)
 
@@ -501,7 +505,7 @@ test('a page reads a URL on another origin with default options: every tensor, s
   // Quantized files: the same list, and the same float32 bytes, as the Node entry.
   const quant = /** @type {QuantResults} */ (r.quant)
   assert.deepEqual(Object.keys(quant.files), Object.keys(QUANT), 'every quantized file was read')
-  for (const [fixture, want] of Object.entries(expected.quant)) assert.deepEqual(quant.files[fixture], want, `${fixture}: quantized(), dequantize() and a slice`)
+  for (const [fixture, want] of Object.entries(expected.quant)) assert.deepEqual(quant.files[fixture], want, `${fixture}: quantized(), parameterCount(), dequantize() and a slice`)
   assertQuantRanged()
   assert.ok(run.requested.includes(`${app.origin}/${KERNELS}`), 'the page loaded the kernels (SIMD build)')
   assert.ok(!run.requested.includes(`${app.origin}/${KERNELS_NOSIMD}`), 'and not the build without SIMD')
@@ -536,8 +540,8 @@ test('a module worker reads (a sharded set too), dequantizes and streams with de
   assert.deepEqual(Object.keys(quant.files), Object.keys(QUANT), 'every quantized file was read in the worker')
   for (const [fixture, want] of Object.entries(expected.quant)) {
     const got = quant.files[fixture]
-    const sent = { quantized: got.quantized, weights: strip(/** @type {any} */ (got.weights)), slice: strip([/** @type {any} */ (got.slice)])[0] }
-    assert.deepEqual(sent, want, `${fixture}: quantized(), dequantize() and a slice, in the worker`)
+    const sent = { quantized: got.quantized, parameters: got.parameters, weights: strip(/** @type {any} */ (got.weights)), slice: strip([/** @type {any} */ (got.slice)])[0] }
+    assert.deepEqual(sent, want, `${fixture}: quantized(), parameterCount(), dequantize() and a slice, in the worker`)
     assert.ok([...got.weights, got.slice].every((d) => /** @type {any} */ (d).type === 'Float32Array'), `${fixture}: Float32Arrays`)
   }
   const expectedQuantSent = Object.values(expected.quant).reduce((n, q) => n + q.weights.length + 1, 0)

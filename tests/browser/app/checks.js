@@ -9,7 +9,8 @@
  * @typedef {typeof import('../../../js/index.js').open} Open
  * @typedef {import('../../../js/index.js').Tensor} Tensor
  * @typedef {{ name: string, dtype: string, shape: number[], byteLength: number, sha256: string }} TensorDigest
- * @typedef {{ names: string[], tensors: TensorDigest[] }} FileDigest
+ * @typedef {{ names: string[], tensors: TensorDigest[], parameters: ParameterCount }} FileDigest
+ * @typedef {{ total: number, byDtype: Record<string, number>, byScheme: Record<string, number> }} ParameterCount
  * @typedef {{ name: string, code: string | null, message: string, stack: string }} ErrorReport
  * @typedef {import('../../../js/index.js').QuantizedWeight} QuantizedWeight
  * @typedef {[number | null, number | null]} RowSlice
@@ -102,7 +103,8 @@ export async function digestOf(t, data) {
 }
 
 /**
- * Opens `src` and reads every tensor (one `load` of all names), hashing a copy of each.
+ * Opens `src`, counts its parameters and reads every tensor (one `load` of all names), hashing
+ * a copy of each.
  * @param {Open} open @param {Parameters<Open>[0]} src @returns {Promise<FileDigest>}
  */
 export async function readEvery(open, src) {
@@ -117,7 +119,7 @@ export async function readEvery(open, src) {
       out.push(await digestOf(t, t.copy()))
       t.dispose()
     }
-    return { names, tensors: out }
+    return { names, tensors: out, parameters: await f.parameterCount() }
   } finally {
     await f.close()
   }
@@ -213,10 +215,10 @@ export async function readStreamed(open, data) {
 }
 
 /**
- * What one quantized file gives: its `quantized()` list as plain data, what `keep` makes of each
- * weight's dequantize() (in the list's order) and of the slice's.
+ * What one quantized file gives: its `quantized()` list as plain data, its parameterCount(), what
+ * `keep` makes of each weight's dequantize() (in the list's order) and of the slice's.
  * @template T
- * @typedef {{ quantized: QuantizedWeight[], weights: T[], slice: T }} QuantRead
+ * @typedef {{ quantized: QuantizedWeight[], parameters: ParameterCount, weights: T[], slice: T }} QuantRead
  */
 
 /**
@@ -260,7 +262,7 @@ export async function readQuantized(open, data, keep) {
       const t = await f.dequantize(sliced, { slice: [rows[0], rows[1]] })
       const slice = await keep(t, t.copy())
       t.dispose()
-      files[fixture] = { quantized, weights, slice }
+      files[fixture] = { quantized, parameters: await f.parameterCount(), weights, slice }
     } finally {
       await f.close()
     }

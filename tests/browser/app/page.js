@@ -66,7 +66,7 @@ async function inWorker(data) {
     /** @type {Record<string, import('./checks.js').QuantRead<Awaited<ReturnType<typeof hash>>>>} */
     const quantFiles = {}
     for (const [fixture, q] of Object.entries(got.result.quant.files)) {
-      quantFiles[fixture] = { quantized: q.quantized, weights: await Promise.all(q.weights.map(hash)), slice: await hash(q.slice) }
+      quantFiles[fixture] = { quantized: q.quantized, parameters: q.parameters, weights: await Promise.all(q.weights.map(hash)), slice: await hash(q.slice) }
     }
     return {
       tensors: await Promise.all(got.result.tensors.map(hash)),
