@@ -156,6 +156,29 @@ test('a 416 whose Content-Range gives another length is SourceChanged; with the 
   await f.close()
 })
 
+test('a range answered once with another version (a stale cache on the way) is asked again and read, with default options', async () => {
+  // Past the first request's window (256 KiB), so that the tensor is a range of its own.
+  const big = await serialize({ a: { dtype: 'F32', shape: [1024, 512], data: new Float32Array(1024 * 512).map((_, i) => i) } })
+  server.addFile('/stale-once/model.safetensors', big)
+  const f = /** @type {import('../../js/node.js').SafetensorsFile} */ (await open(server.url('/stale-once/model.safetensors')))
+  try {
+    const ranges = () => server.stats.log.filter((e) => e.path === '/stale-once/model.safetensors' && e.range !== null && !e.range.startsWith('bytes=0-'))
+    const before = ranges().length
+    server.fault('/stale-once/model.safetensors', { times: 1, staleEtag: '"v0-old"' })
+    const t = await f.tensor('a')
+    assert.equal(t.data[1024 * 512 - 1], 1024 * 512 - 1)
+    t.dispose()
+    const asked = ranges().slice(before)
+    assert.equal(asked.length, 2, 'the range, then once more')
+    assert.equal(asked[0].range, asked[1].range)
+    server.fault('/stale-once/model.safetensors', { staleEtag: '"v0-old"' })
+    await fails(f.tensor('a'), 'SourceChanged', /"v0-old"/)
+    server.clearFaults()
+  } finally {
+    await f.close()
+  }
+})
+
 // A browser's HTTP cache may answer a range with a copy of the version before (it knows nothing
 // of a version validated since; tests/browser/cache-worker.test.js has Chromium do it). Here a
 // fetch stands in for such a cache: it answers ranges past the header with another ETag and other

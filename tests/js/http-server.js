@@ -29,6 +29,7 @@ import { parseRange } from '../../web-demo/serve.js'
  *   headers?: Record<string, string>, // with `status` or `replace`: these headers too
  *   replace?: Uint8Array,           // answer 200 with these bytes instead of the file (a page, a pointer)
  *   total416?: number,              // answer 416 with Content-Range bytes *\/total416
+ *   staleEtag?: string,             // answer as usual but with this ETag: a cache's copy of another version
  * }} Fault
  * @typedef {{ method: string, path: string, range: string | null, ifRange: string | null,
  *   ifNoneMatch: string | null, auth: string | null, acceptEncoding: string | null, status: number,
@@ -104,7 +105,7 @@ export async function startServer(options = {}) {
     const { content, version } = file
     const size = content.size
     const etag = `"v${version}-${size}"`
-    const validators = { ETag: etag, 'Last-Modified': new Date(Date.UTC(2024, 0, 1) + version * 1000).toUTCString() }
+    const validators = { ETag: fault?.staleEtag ?? etag, 'Last-Modified': new Date(Date.UTC(2024, 0, 1) + version * 1000).toUTCString() }
     if (file.changeAfter > 0 && --file.changeAfter === 0) file.version++
     // If-None-Match comes before Range (RFC 9110 13.2.2), compared weakly; a server that sends
     // no ETag (a dropHeaders fault) has nothing to match.
