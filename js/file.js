@@ -225,6 +225,7 @@ export class SafetensorsFile {
     const table = this.#table
     return {
       names: table.names,
+      table,
       /** @param {string} name */
       get: (name) => {
         const i = table.indexOf(name)

@@ -65,6 +65,7 @@ constexpr LayoutEntry kLayout[] = {
     {"tables.hasMetadata", kTablesHasMetadata},
     {"tables.metadata", kTablesMetadata},
     {"tables.metadataCount", kTablesMetadataCount},
+    {"tables.byName", kTablesByName},
     {"tables.dim", sizeof(decltype(Header::dims)::value_type)},
     {"stats.fields", kStatsFields},
     {"stats.value", sizeof(double)},
@@ -163,6 +164,7 @@ uintptr_t ParsedFile::tables() {
   tables_[kTablesHasMetadata] = header_.hasMetadata ? 1u : 0u;
   tables_[kTablesMetadata] = address(header_.metadata.data());
   tables_[kTablesMetadataCount] = header_.metadata.size();
+  tables_[kTablesByName] = address(header_.byName.data());
   return reinterpret_cast<uintptr_t>(tables_);
 }
 

@@ -39,6 +39,7 @@ enum TablesWord : uint32_t {
   kTablesHasMetadata,
   kTablesMetadata,
   kTablesMetadataCount,
+  kTablesByName,
   kTablesWords,
 };
 
@@ -81,6 +82,7 @@ class ParsedFile {
   //   6 metadata table: MetadataEntry[metadata count], four uint32 each (key offset, key length,
   //     value offset, value length) into the strings
   //   7 metadata count
+  //   8 byName: uint32[count], the tensors' positions in the table sorted by name bytes
   uintptr_t tables();
 
  private:

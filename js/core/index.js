@@ -30,8 +30,8 @@ export const LAYOUT = {
   StringRef: { size: 8, offset: 0, length: 4 },  // uint32 each, into the strings
   MetadataEntry: { size: 16, key: 0, value: 8 },  // two StringRefs
   // ParsedFile::tables(): the position of each word (`words` in all); dims are `dim`-byte uint64s.
-  tables: { words: 8, tensors: 0, count: 1, strings: 2, stringsLength: 3, dims: 4, hasMetadata: 5, metadata: 6,
-    metadataCount: 7, dim: 8 },
+  tables: { words: 9, tensors: 0, count: 1, strings: 2, stringsLength: 3, dims: 4, hasMetadata: 5, metadata: 6,
+    metadataCount: 7, byName: 8, dim: 8 },
   // StatsStream's results: `fields` doubles by position, then one per histogram bin.
   stats: { fields: 11, value: 8, count: 0, finiteCount: 1, nanCount: 2, infCount: 3, zeroCount: 4, min: 5, max: 6,
     mean: 7, std: 8, histogramMin: 9, histogramMax: 10 },
@@ -134,10 +134,12 @@ export function heapInUse(core) {
  *   rank: Uint32Array,
  *   dims: (number | bigint)[],
  *   metadata: Record<string, string> | null,
+ *   byName: Uint32Array,
  * }} HeaderTable
  *   strings: the UTF-8 of names, metadata keys and values, a name at its nameOffset and
  *   nameLength; begin and end: data offsets, relative to the data buffer; a shape is
- *   dims[dimsOffset, dimsOffset + rank); metadata: null without __metadata__.
+ *   dims[dimsOffset, dimsOffset + rank); metadata: null without __metadata__; byName: the
+ *   tensors' positions sorted by name bytes.
  */
 
 /**
@@ -234,7 +236,9 @@ function readTables(core, at) {
         { value: text(w + M.value / 4), enumerable: true, writable: true, configurable: true })
     }
   }
-  return { count, strings, nameOffset, nameLength, dtype, begin, end, dimsOffset, rank, dims, metadata }
+  const byNameAt = words[W.byName]
+  const byName = new Uint32Array(heap.slice(byNameAt, byNameAt + count * 4))
+  return { count, strings, nameOffset, nameLength, dtype, begin, end, dimsOffset, rank, dims, metadata, byName }
 }
 
 // ---- Slices ----

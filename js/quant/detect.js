@@ -13,10 +13,12 @@ import { elementCount } from '../dtypes.js'
  * @typedef {{ dtype: string, shape: any[] }} PartInfo
  * @typedef {{ names: string[], get: (name: string) => PartInfo | undefined,
  *   value: (name: string) => Uint8Array | undefined,
- *   eachStored?: (skip: (name: string) => boolean, visit: (dtype: string, elements: number) => void) => void }} TensorView
+ *   eachStored?: (skip: (name: string) => boolean, visit: (dtype: string, elements: number) => void) => void,
+ *   at?: (k: number) => void }} TensorView
  *   value: the bytes of a shape carrier, read at open; eachStored: every name's dtype and element
  *   count but those `skip` takes, as get gives them (a sharded set's, shard by shard, without a
- *   lookup of each name's shard)
+ *   lookup of each name's shard); at: detection is at names[k] (a weight's parts are near their
+ *   anchor: a sharded set looks there before looking the name up)
  * @typedef {{ name: string, scheme: string, shape: number[], parts: Record<string, string>,
  *   details: Record<string, any> }} QuantizedWeight
  * @typedef {{ entries: QuantizedWeight[], problems: SafetensorsError[],
@@ -85,7 +87,10 @@ export function detect(view, config) {
   const partTotals = {}
   /** @type {PartInfo[]} */
   const infos = []
-  for (const stored of view.names) {
+  const all = view.names
+  for (let k = 0; k < all.length; k++) {
+    const stored = all[k]
+    view.at?.(k)
     const anchor = anchorOf(stored, view)
     if (!anchor) continue
     if (!kinds.has(anchor.kind) && kinds.add(anchor.kind).size === 2) seen = new Set(names)
@@ -257,6 +262,7 @@ const mismatch = (weight, message) => fail(weight, `${message}: pass the quantiz
   'these weights, or none', 'QuantConfigMismatch')
 
 const SCALE_DTYPES = ['F32', 'F16', 'BF16']
+const FP8_DTYPES = ['F8_E4M3']
 const ceilDiv = (/** @type {number} */ a, /** @type {number} */ b) => Math.ceil(a / b)
 
 /**
@@ -283,6 +289,51 @@ function groupSize(length, groups, configured, weight, what) {
     'model\'s quantization_config (its group_size) with the quantization option')
 }
 
+const DEFAULT_BLOCK = Object.freeze([128, 128])
+
+/**
+ * An FP8 block weight: `X.weight` (F8_E4M3, 2-D) and its scales `X.weight_scale_inv`, one per
+ * block. Written without the closures and arrays of the other schemes: a checkpoint holds
+ * hundreds of thousands of these, and their garbage was most of detection's time.
+ * @param {string} weight @param {string} anchor the scales' name
+ * @param {TensorView} view @param {Record<string, any> | null} config
+ * @param {PartInfo[]} infos given the infos of the two parts (for partTotals)
+ * @returns {QuantizedWeight}
+ */
+function fp8Block(weight, anchor, view, config, infos) {
+  const scheme = 'fp8-block'
+  const method = config?.quant_method
+  if (method && method !== 'fp8') {
+    throw mismatch(weight, `the tensors of ${JSON.stringify(weight)} are ${scheme}, the config's quant_method is ` +
+      `${JSON.stringify(method)}`)
+  }
+  // The names themselves, not equal strings made anew: at 500,000 names each new string's
+  // flattening and hashing in the lookups below costs as much as the rest of the work.
+  const parts = { weight, scaleInv: anchor }
+  const w = need(view, weight, 'weight', weight, scheme)
+  const s = need(view, weight, 'scale_inv', anchor, scheme)
+  expect(weight, 'weight', weight, w, FP8_DTYPES, 2)
+  expect(weight, 'scale_inv', anchor, s, SCALE_DTYPES, 2)
+  const out = Number(w.shape[0])
+  const inF = Number(w.shape[1])
+  const block = config?.weight_block_size ?? DEFAULT_BLOCK
+  if (block !== DEFAULT_BLOCK && (!Array.isArray(block) || block.length !== 2 || !block.every((b) => Number.isInteger(b) && b > 0)))
+    throw mismatch(weight, `weight_block_size ${JSON.stringify(block)} is not two positive integers`)
+  const rows = ceilDiv(out, block[0])
+  const cols = ceilDiv(inF, block[1])
+  if (Number(s.shape[0]) !== rows || Number(s.shape[1]) !== cols) {
+    const want = [rows, cols]
+    if (block !== DEFAULT_BLOCK) {
+      throw mismatch(weight, `weight_block_size [${block}] needs scales [${want}] for a [${out}, ${inF}] weight, ` +
+        `${JSON.stringify(anchor)} is [${s.shape.join(', ')}]`)
+    }
+    sameShape(weight, 'scale_inv', anchor, s.shape, want, `with ${block[0]}x${block[1]} blocks (the default; ` +
+      'a config with weight_block_size says otherwise)')
+  }
+  infos.push(w, s)
+  return { name: weight, scheme, shape: [out, inF], parts, details: { block: [block[0], block[1]] } }
+}
+
 /**
  * @param {string} scheme from anchorOf @param {string} weight @param {string} base
  * @param {TensorView} view @param {Record<string, any> | null} config
@@ -291,6 +342,7 @@ function groupSize(length, groups, configured, weight, what) {
  * @returns {QuantizedWeight}
  */
 function build(scheme, weight, base, view, config, anchor, infos) {
+  if (scheme === 'fp8-block') return fp8Block(weight, anchor, view, config, infos)
   const method = config?.quant_method
   /** @param {string[]} methods */
   const checkMethod = (...methods) => {
@@ -300,32 +352,6 @@ function build(scheme, weight, base, view, config, anchor, infos) {
     }
   }
   switch (scheme) {
-    case 'fp8-block': {
-      checkMethod('fp8')
-      // The names themselves, not equal strings made anew: at 500,000 names each new string's
-      // flattening and hashing in the lookups below costs as much as the rest of the work.
-      const parts = { weight, scaleInv: anchor }
-      const w = need(view, weight, 'weight', parts.weight, scheme)
-      const s = need(view, weight, 'scale_inv', parts.scaleInv, scheme)
-      expect(weight, 'weight', parts.weight, w, ['F8_E4M3'], 2)
-      expect(weight, 'scale_inv', parts.scaleInv, s, SCALE_DTYPES, 2)
-      const [out, inF] = w.shape.map(Number)
-      const block = config?.weight_block_size ?? [128, 128]
-      if (!Array.isArray(block) || block.length !== 2 || !block.every((b) => Number.isInteger(b) && b > 0))
-        throw mismatch(weight, `weight_block_size ${JSON.stringify(block)} is not two positive integers`)
-      const want = [ceilDiv(out, block[0]), ceilDiv(inF, block[1])]
-      if (config?.weight_block_size) {
-        if (Number(s.shape[0]) !== want[0] || Number(s.shape[1]) !== want[1]) {
-          throw mismatch(weight, `weight_block_size [${block}] needs scales [${want}] for a [${out}, ${inF}] weight, ` +
-            `${JSON.stringify(parts.scaleInv)} is [${s.shape.join(', ')}]`)
-        }
-      } else {
-        sameShape(weight, 'scale_inv', parts.scaleInv, s.shape, want, `with ${block[0]}x${block[1]} blocks (the default; ` +
-          'a config with weight_block_size says otherwise)')
-      }
-      infos.push(w, s)
-      return { name: weight, scheme, shape: [out, inF], parts, details: { block: [...block] } }
-    }
     case 'mxfp4': {
       checkMethod('mxfp4')
       const parts = { blocks: `${base}_blocks`, scales: `${base}_scales` }

@@ -50,4 +50,6 @@ TEST_CASE("ParsedFile::tables says where each part of the parsed header is", "[a
   CHECK(std::string(strings + entry[0], entry[1]) == "k");
   CHECK(std::string(strings + entry[2], entry[3]) == "v");
   CHECK(words[3] >= 3);  // "b", "k", "v" at least
+  // byName: the tensors' positions sorted by name, here the one tensor's
+  CHECK(reinterpret_cast<const uint32_t*>(words[8])[0] == 0);
 }
