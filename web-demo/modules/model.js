@@ -303,12 +303,14 @@ async function withQuantized(base, list, config) {
  * @returns {Row[]}
  */
 export function foldParts(stored, entries) {
-  // One table, part name -> weight and role, in one number: at 500,000 names each operation on a
-  // table that size costs about a microsecond here, so none is made that the pass can do without.
-  /** @type {Map<string, number>} */
-  const owner = new Map()
+  // Each stored row's weight and role, in one number (-1: no part).
+  const owner = new Int32Array(stored.length).fill(-1)
   const roles = entries.map((e) => Object.keys(e.parts))
-  entries.forEach((e, k) => roles[k].forEach((role, j) => owner.set(e.parts[role], k * ROLES + j)))
+  const find = rowFinder(stored)
+  entries.forEach((e, k) => roles[k].forEach((role, j) => {
+    const i = find(e.parts[role])
+    if (i >= 0) owner[i] = k * ROLES + j
+  }))
   /** @type {Row[][]} each weight's part rows */
   const partsOf = entries.map(() => [])
   /** @type {(Row | null)[]} */
@@ -316,14 +318,15 @@ export function foldParts(stored, entries) {
   // Where each weight's row goes (its first part's place) and that part's order.
   const at = new Int32Array(entries.length).fill(-1)
   const orders = new Float64Array(entries.length)
-  for (const r of stored) {
-    const code = owner.get(r.name)
-    if (code === undefined) {
+  for (let i = 0; i < stored.length; i++) {
+    const r = stored[i]
+    const code = owner[i]
+    if (code < 0) {
       rows.push(r)
       continue
     }
     const k = Math.floor(code / ROLES)
-    partsOf[k].push(Object.assign({}, r, { partOf: entries[k].name, role: roles[k][code % ROLES] }))
+    partsOf[k].push(partRow(r, entries[k].name, roles[k][code % ROLES]))
     if (at[k] < 0) {
       at[k] = rows.length
       orders[k] = r.order
@@ -333,18 +336,93 @@ export function foldParts(stored, entries) {
   at.forEach((position, k) => {
     if (position < 0) return
     const e = entries[k]
-    const rank = (/** @type {Row} */ p) => roles[k].indexOf(/** @type {string} */ (p.role))
-    const parts = partsOf[k].sort((a, b) => rank(a) - rank(b))
+    const parts = partsOf[k]
+    // In role order (the order of the weight's `parts`), which file order mostly is already.
+    let sorted = true
+    for (let j = 1; j < parts.length && sorted; j++) sorted = roles[k].indexOf(/** @type {string} */ (parts[j - 1].role)) < roles[k].indexOf(/** @type {string} */ (parts[j].role))
+    if (!sorted) parts.sort((a, b) => roles[k].indexOf(/** @type {string} */ (a.role)) - roles[k].indexOf(/** @type {string} */ (b.role)))
+    let byteOffset = Infinity
+    let byteLength = 0
+    for (const p of parts) {
+      byteOffset = Math.min(byteOffset, p.byteOffset)
+      byteLength += p.byteLength
+    }
     const shape = e.shape.map(Number)
     rows[position] = /** @type {Row} */ ({
       name: e.name, dtype: /** @type {any} */ (e.scheme), shape, elements: shape.reduce((a, b) => a * b, 1), part: null,
-      byteOffset: Math.min(...parts.map((p) => p.byteOffset)),
-      byteLength: parts.reduce((n, p) => n + p.byteLength, 0),
-      shard: parts[0].shard ?? null, order: orders[k],
+      byteOffset, byteLength, shard: parts[0].shard ?? null, order: orders[k],
       quant: { scheme: e.scheme, details: e.details ?? {}, parts },
     })
   })
   return /** @type {Row[]} */ (rows)
+}
+
+/** How far past the last row found a part is looked for first (rowFinder). */
+const NEAR_ROWS = 16
+/** Searches in the sorted runs of rows (each a binary search per run) before a table of names is made. */
+const RUN_SEARCHES = 1 << 16
+
+/**
+ * A function from a name to its row's position in `rows` (-1 if none). Detection lists weights in
+ * row order, and a weight's parts sit next to one another once names are sorted (an index is
+ * written with its keys sorted), so a part is first looked for just past the last one found;
+ * then by a binary search in each ascending run of names (a shard's rows, a file's rows of one
+ * dtype); and only when those searches grow many, in a table of every name, whose making and
+ * lookups cost about a microsecond each at 500,000 names here.
+ * @param {Row[]} rows
+ * @returns {(name: string) => number}
+ */
+function rowFinder(rows) {
+  let cursor = 0
+  /** @type {number[] | null} where each ascending run of names starts */
+  let runs = null
+  let searches = 0
+  /** @type {Map<string, number> | null} */
+  let byName = null
+  return (name) => {
+    for (let i = Math.max(0, cursor - 2); i < Math.min(rows.length, cursor + NEAR_ROWS); i++) {
+      if (rows[i].name === name) return (cursor = i)
+    }
+    if (!byName && searches + (runs?.length ?? 0) <= RUN_SEARCHES) {
+      runs ??= ascendingRuns(rows)
+      searches += runs.length
+      for (let r = 0; r < runs.length; r++) {
+        let lo = runs[r]
+        let hi = r + 1 < runs.length ? runs[r + 1] : rows.length
+        const end = hi
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1
+          if (rows[mid].name < name) lo = mid + 1
+          else hi = mid
+        }
+        if (lo < end && rows[lo].name === name) return (cursor = lo)
+      }
+      return -1
+    }
+    byName ??= new Map(rows.map((r, i) => [r.name, i]))
+    const i = byName.get(name) ?? -1
+    if (i >= 0) cursor = i
+    return i
+  }
+}
+
+/** @param {Row[]} rows @returns {number[]} where each run of strictly ascending names starts */
+function ascendingRuns(rows) {
+  const starts = rows.length ? [0] : []
+  for (let i = 1; i < rows.length; i++) if (!(rows[i - 1].name < rows[i].name)) starts.push(i)
+  return starts
+}
+
+/**
+ * A part's row: the stored row's fields, written out (copying with Object.assign costs several
+ * times more, about half a second at 500,000 parts), and its weight and role.
+ * @param {Row} r @param {string} partOf @param {string} role @returns {Row}
+ */
+function partRow(r, partOf, role) {
+  return {
+    name: r.name, dtype: r.dtype, shape: r.shape, byteOffset: r.byteOffset, byteLength: r.byteLength, elements: r.elements,
+    shard: r.shard, order: r.order, part: r.part, partOf, role,
+  }
 }
 
 /** More roles than any weight has (bitsandbytes' six): a part's code is weight * ROLES + role. */
