@@ -7,6 +7,7 @@
  * its overview, with `quantized` empty and the error in `quantizedError`.
  */
 import { elementCount } from './dtypes.js'
+import { nameFinder } from './name-finder.js'
 import { ShardedFile } from './sharded.js'
 
 /**
@@ -71,9 +72,14 @@ async function quantizedOf(f, rows) {
     if (!/^(Quant|UnsupportedQuantization$)/.test(/** @type {any} */ (error)?.code ?? '')) throw error
     return { quantized: [], quantizedError: error }
   }
-  const parts = new Map()
-  for (const q of quantized) for (const role in q.parts) parts.set(q.parts[role], { weight: q.name, role })
-  for (const r of rows) r.part = parts.get(r.name) ?? null
+  // Rows start with `part` null; a part two weights name (detection makes none) gets the later.
+  const find = nameFinder(rows)
+  for (const q of quantized) {
+    for (const role in q.parts) {
+      const i = find(q.parts[role])
+      if (i >= 0) rows[i].part = { weight: q.name, role }
+    }
+  }
   return { quantized, quantizedError: null }
 }
 

@@ -14,6 +14,7 @@
  */
 import { SafetensorsError, ShardedFile, blobSource, open } from '../../js/index.js'
 import { overview } from '../../js/overview.js'
+import { nameFinder } from '../../js/name-finder.js'
 
 /**
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
@@ -306,7 +307,7 @@ export function foldParts(stored, entries) {
   // Each stored row's weight and role, in one number (-1: no part).
   const owner = new Int32Array(stored.length).fill(-1)
   const roles = entries.map((e) => Object.keys(e.parts))
-  const find = rowFinder(stored)
+  const find = nameFinder(stored)
   entries.forEach((e, k) => roles[k].forEach((role, j) => {
     const i = find(e.parts[role])
     if (i >= 0) owner[i] = k * ROLES + j
@@ -355,62 +356,6 @@ export function foldParts(stored, entries) {
     })
   })
   return /** @type {Row[]} */ (rows)
-}
-
-/** How far past the last row found a part is looked for first (rowFinder). */
-const NEAR_ROWS = 16
-/** Searches in the sorted runs of rows (each a binary search per run) before a table of names is made. */
-const RUN_SEARCHES = 1 << 16
-
-/**
- * A function from a name to its row's position in `rows` (-1 if none). Detection lists weights in
- * row order, and a weight's parts sit next to one another once names are sorted (an index is
- * written with its keys sorted), so a part is first looked for just past the last one found;
- * then by a binary search in each ascending run of names (a shard's rows, a file's rows of one
- * dtype); and only when those searches grow many, in a table of every name, whose making and
- * lookups cost about a microsecond each at 500,000 names here.
- * @param {Row[]} rows
- * @returns {(name: string) => number}
- */
-function rowFinder(rows) {
-  let cursor = 0
-  /** @type {number[] | null} where each ascending run of names starts */
-  let runs = null
-  let searches = 0
-  /** @type {Map<string, number> | null} */
-  let byName = null
-  return (name) => {
-    for (let i = Math.max(0, cursor - 2); i < Math.min(rows.length, cursor + NEAR_ROWS); i++) {
-      if (rows[i].name === name) return (cursor = i)
-    }
-    if (!byName && searches + (runs?.length ?? 0) <= RUN_SEARCHES) {
-      runs ??= ascendingRuns(rows)
-      searches += runs.length
-      for (let r = 0; r < runs.length; r++) {
-        let lo = runs[r]
-        let hi = r + 1 < runs.length ? runs[r + 1] : rows.length
-        const end = hi
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1
-          if (rows[mid].name < name) lo = mid + 1
-          else hi = mid
-        }
-        if (lo < end && rows[lo].name === name) return (cursor = lo)
-      }
-      return -1
-    }
-    byName ??= new Map(rows.map((r, i) => [r.name, i]))
-    const i = byName.get(name) ?? -1
-    if (i >= 0) cursor = i
-    return i
-  }
-}
-
-/** @param {Row[]} rows @returns {number[]} where each run of strictly ascending names starts */
-function ascendingRuns(rows) {
-  const starts = rows.length ? [0] : []
-  for (let i = 1; i < rows.length; i++) if (!(rows[i - 1].name < rows[i].name)) starts.push(i)
-  return starts
 }
 
 /**
