@@ -407,6 +407,8 @@ export declare class ShardedFile {
   readonly byteLength: number | null
   /** The shard path of a tensor, from the index. */
   shardOf(name: string): string
+  /** The index's names in one shard, in index order (the run of `names` that shard holds); NotFound for another path. */
+  namesIn(path: string): string[]
   /** Whether the index names a tensor of that name. */
   has(name: string): boolean
   /** A shard as a SafetensorsFile (its own header, metadata and byteLength). */

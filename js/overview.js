@@ -93,9 +93,20 @@ async function shardedOverview(f, options) {
   const files = await Promise.all(f.shards.map((path) => f.shard(path, options)))  // loaded: no request
   /** @type {Row[]} */
   const rows = []
-  for (const [order, name] of f.names.entries()) {
-    const info = await f.info(name, options)
-    rows.push(row(info, info.shard, order))
+  // Shard by shard, as `names` groups them, from each shard's own file: no lookup of each
+  // name's shard, no await a name.
+  for (const [i, path] of f.shards.entries()) {
+    for (const name of f.namesIn(path)) {
+      let info
+      try {
+        info = files[i].info(name)
+      } catch (error) {
+        // The set says it in its own words (the index puts it in a shard that lacks it).
+        if (/** @type {any} */ (error)?.code === 'TensorNotFound') await f.info(name, options)
+        throw error
+      }
+      rows.push(row(info, path, rows.length))
+    }
   }
   const counts = new Map()
   for (const r of rows) counts.set(r.shard, (counts.get(r.shard) ?? 0) + 1)

@@ -256,6 +256,20 @@ export class ShardedFile {
   /** @param {string} name @returns {string} the shard path holding `name`, from the index */
   shardOf(name) { return this.#index.shards[this.#require(name)] }
 
+  /**
+   * The index's names in shard `path`, in index order: the run of `names` that shard holds.
+   * From the index alone, with no lookup of each name (shardOf costs a hash lookup a name).
+   * @param {string} path a shard path from `shards`
+   * @returns {string[]}
+   */
+  namesIn(path) {
+    const i = this.#index.shards.indexOf(path)
+    if (i < 0) throw new SafetensorsError('NotFound', `no shard ${JSON.stringify(path)} in the index`)
+    const ranges = /** @type {{ ranges?: { first: number, count: number }[] }} */ (this.#index).ranges
+    if (ranges) return this.#index.names.slice(ranges[i].first, ranges[i].first + ranges[i].count)
+    return this.#index.names.filter((name) => this.#index.shardOf(name) === i)
+  }
+
   /** Whether the index names a tensor `name` (nothing is read). @param {string} name */
   has(name) { return this.#index.shardOf(name) !== undefined }
 

@@ -122,6 +122,18 @@ test('500,000 names over 96 shards from the test server: names, shardOf, every h
       const name = set.names[k]
       if (f.shardOf(name) !== set.shardOfName(name)) assert.fail(`${name}: ${f.shardOf(name)}, not ${set.shardOfName(name)}`)
     }
+    // namesIn: each shard's run of names, the runs in shard order making up `names`
+    let at = 0
+    for (const path of f.shards) {
+      const own = f.namesIn(path)
+      assert.ok(own.length > 0, path)
+      for (let j = 0; j < own.length; j++) {
+        if (own[j] !== names[at + j] || set.shardOfName(own[j]) !== path) assert.fail(`${path}: ${own[j]} at ${j}`)
+      }
+      at += own.length
+    }
+    assert.equal(at, names.length)
+    assert.throws(() => f.namesIn('model-00097-of-00096.safetensors'), { code: 'NotFound' })
     assert.equal(f.byteLength, null, 'no header read yet')
     assert.equal(server.stats.requests, 1)
 

@@ -281,6 +281,7 @@ export async function reading(f: SafetensorsFile, s: ShardedFile, signal: AbortS
 
   // A sharded set: info and counts are async there (shard headers are fetched on demand).
   const where: string = s.shardOf(s.names[0])
+  const firstShardNames: string[] = s.namesIn(s.shards[0])
   const named: boolean = s.has(where)
   const shardInfo: ShardTensorInfo = await s.info(s.names[0], { signal })
   const shardPath: string = shardInfo.shard

@@ -200,20 +200,23 @@ const NO_SHAPE = /** @type {number[]} */ (/** @type {unknown} */ (Object.freeze(
  * @returns {Model}
  */
 function shardedModel(f, label, source, config) {
-  const names = f.names
   const paths = f.shards
   /** @type {Map<string, Row[]>} */
-  const shardRows = new Map(paths.map((path) => [path, []]))
+  const shardRows = new Map()
   /** @type {Row[]} */
-  const rows = new Array(names.length)
-  for (let order = 0; order < names.length; order++) {
-    const name = names[order]
-    const shard = f.shardOf(name)
-    const r = /** @type {Row} */ (/** @type {unknown} */ ({
-      name, dtype: '', shape: NO_SHAPE, byteOffset: NaN, byteLength: NaN, elements: NaN, shard, order, part: null, pending: true,
-    }))
-    rows[order] = r
-    shardRows.get(shard)?.push(r)
+  const rows = []
+  // Shard by shard, as `names` groups them (a lookup of each name's shard costs microseconds).
+  for (const shard of paths) {
+    /** @type {Row[]} */
+    const own = []
+    for (const name of f.namesIn(shard)) {
+      const r = /** @type {Row} */ (/** @type {unknown} */ ({
+        name, dtype: '', shape: NO_SHAPE, byteOffset: NaN, byteLength: NaN, elements: NaN, shard, order: rows.length, part: null, pending: true,
+      }))
+      rows.push(r)
+      own.push(r)
+    }
+    shardRows.set(shard, own)
   }
   return {
     kind: 'sharded', label, source, file: f, byteLength: NaN, headerLength: NaN,
