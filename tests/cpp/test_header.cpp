@@ -404,6 +404,27 @@ TEST_CASE("InvalidHeaderDeserialization: anything but whitespace around the obje
        kParseError + "parse error at line 1, column 1: syntax error while parsing value - "
                      "invalid literal; last read: '<U+000C>'"},
   });
+  // Runs of spaces are skipped eight at a time: whatever their length and wherever the run
+  // ends, a byte that is no whitespace after it is still found, at its own offset.
+  for (size_t spaces = 0; spaces <= 40; ++spaces) {
+    for (const std::string& tail : {"x"s, "\tx"s, "\n  x"s, "\x01"s, "\0"s}) {
+      const std::string header = t + std::string(spaces, ' ') + tail + std::string(spaces % 9, ' ');
+      INFO(spaces << " spaces, then a tail of " << tail.size() << " bytes");
+      const Error e = errorOf(header, 1);
+      CHECK(e.code == ErrorCode::InvalidHeaderDeserialization);
+      // The offset is past the byte the parser stopped at (nlohmann's count), a NUL's its own.
+      const size_t stop = header.find_first_not_of(" \t\n", t.size());
+      CHECK(e.offset == 8 + stop + (header[stop] == '\0' ? 0 : 1));
+    }
+    Header h;
+    const std::string padded = R"({ )" + std::string(spaces, ' ') + R"("a":)" +
+                               std::string(spaces, ' ') +
+                               R"({"dtype":"U8","shape":[1],"data_offsets":[0,1]}})" +
+                               std::string(spaces, ' ') + "\r\n\t " + std::string(spaces * 3, ' ');
+    INFO(spaces << " spaces between tokens and after");
+    REQUIRE(!parseText(padded, 1, h));
+    CHECK(namesInFileOrder(h) == std::vector<std::string>{"a"});
+  }
   // nlohmann's lexer reads a NUL as the end of input; the parser must not, or `{...}\0junk`
   // would be accepted. The offset is the NUL's own.
   for (const std::string& tail : {"\0"s, "\0junk"s, "  \0  "s}) {
