@@ -480,37 +480,8 @@ export class ShardedFile {
         while (shard < whole.length - 1 && k >= whole[shard].first + whole[shard].count) shard++
       } : undefined,
       get: (name) => {
-        // A part next to the name detection is at is found by comparing names.
-        for (let d = 0; whole && cursor >= 0 && d <= NEAR; d = d > 0 ? -d : 1 - d) {
-          const k = cursor + d
-          if (k < 0 || k >= names.length || names[k] !== name) continue
-          let s = shard
-          while (k < whole[s].first) s--
-          while (k >= whole[s].first + whole[s].count) s++
-          const aligned = this.#aligned(s)
-          if (!aligned) break
-          const r = aligned.rows[k - whole[s].first]
-          return { dtype: aligned.table.dtype(r), shape: aligned.table.shape(r) }
-        }
-        // Else in its shard's names, sorted when the shard is aligned: a binary search.
-        const i = whole ? this.#index.shardOf(name) : undefined
-        const aligned = i === undefined ? null : this.#aligned(i)
-        if (whole && i !== undefined && aligned) {
-          const { first, count } = whole[i]
-          let lo = first
-          let hi = first + count
-          while (lo < hi) {
-            const mid = (lo + hi) >>> 1
-            if (names[mid] < name) lo = mid + 1
-            else hi = mid
-          }
-          // Found, it is the name's row; not found (an order JS strings do not share with
-          // bytes), it is looked up.
-          if (lo < first + count && names[lo] === name) {
-            const r = aligned.rows[lo - first]
-            return { dtype: aligned.table.dtype(r), shape: aligned.table.shape(r) }
-          }
-        }
+        const found = whole ? this.#alignedInfo(name, cursor, shard) : null
+        if (found) return found
         const p = of(name)
         const info = p?.get(name)
         // The index names it in a loaded shard whose header lacks it: TensorNotFound, as for reads.
@@ -519,6 +490,45 @@ export class ShardedFile {
       },
       value: (name) => of(name)?.value(name),
     }
+  }
+
+  /**
+   * A name's info by position, where its shard is aligned (#aligned): first among the names
+   * next to position `cursor` (in shard `shard`), where a weight's parts sit; else by a binary
+   * search in its shard's names. null where neither finds it (each then looks it up).
+   * @param {string} name @param {number} cursor @param {number} shard
+   * @returns {{ dtype: string, shape: any[] } | null}
+   */
+  #alignedInfo(name, cursor, shard) {
+    const names = this.#index.names
+    const ranges = /** @type {{ first: number, count: number }[]} */ (/** @type {any} */ (this.#index).ranges)
+    /** @param {number} s @param {number} k */
+    const at = (s, k) => {
+      const aligned = this.#aligned(s)
+      if (!aligned) return null
+      const r = aligned.rows[k - ranges[s].first]
+      return { dtype: aligned.table.dtype(r), shape: aligned.table.shape(r) }
+    }
+    for (let d = 0; cursor >= 0 && d <= NEAR; d = d > 0 ? -d : 1 - d) {
+      const k = cursor + d
+      if (k < 0 || k >= names.length || names[k] !== name) continue
+      let s = shard
+      while (k < ranges[s].first) s--
+      while (k >= ranges[s].first + ranges[s].count) s++
+      return at(s, k)
+    }
+    const s = this.#index.shardOf(name)
+    if (s === undefined || !this.#aligned(s)) return null
+    const { first, count } = ranges[s]
+    let lo = first
+    let hi = first + count
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (names[mid] < name) lo = mid + 1
+      else hi = mid
+    }
+    // Not found: the shard's names sort otherwise as JS strings than as bytes (or it is absent).
+    return lo < first + count && names[lo] === name ? at(s, lo) : null
   }
 
   /**
@@ -534,10 +544,11 @@ export class ShardedFile {
   #aligned(i) {
     let aligned = this.#alignedShards.get(i)
     if (aligned !== undefined) return aligned
-    aligned = null
     const range = /** @type {{ ranges?: { first: number, count: number }[] }} */ (this.#index).ranges?.[i]
     const file = this.#opened.get(i)
-    if (range && file) {
+    if (!file) return null  // (not loaded yet: asked again once it is)
+    aligned = null
+    if (range) {
       const { table } = file[PARTS]()
       const rows = table.header.byName
       if (table.count === range.count) {
