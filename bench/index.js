@@ -41,6 +41,7 @@ const BENCHES = [
   { area: 'sharded-count', script: 'sharded-count.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'index-parse', script: 'index-parse.js', args: quick ? ['--rounds', '1'] : [] },
   { area: 'inspector-scale', script: 'inspector-scale.js', args: quick ? ['--runs', '1'] : [] },
+  { area: 'inspector-open', script: 'inspector-open.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'write', script: 'write.js', args: quick ? ['--mib', '256'] : [], parse: writeFigures },
   { area: 'gpu', script: 'gpu.js', args: quick ? ['--mib', '256', '--rounds', '1'] : [] },
 ]
