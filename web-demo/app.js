@@ -17,7 +17,7 @@ import { byId, el, visible } from './modules/dom.js'
 import { CompareView } from './modules/compare-view.js'
 import { blame, describeError, errorCard, shardFailuresCard } from './modules/errors.js'
 import { escapeInvisible } from './modules/format.js'
-import { completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, openLocal, openUrl } from './modules/model.js'
+import { breathe, completeSharded, fileLink, hubAddress, isHubAddress, looksQuantized, openLocal, openUrl } from './modules/model.js'
 import { HF_ENDPOINT } from '../js/io/hf.js'
 import { NetworkMeter, headerBytesOf } from './modules/network.js'
 import { headerBytesRead, readHeaders, readShard } from './modules/shard-headers.js'
@@ -354,6 +354,7 @@ async function loadHeaders(m, then) {
     const previous = m.rows
     try {
       await completeSharded(m, controller.signal)
+      await breathe()  // the rows drawn anew in a task of their own
     } catch (error) {
       if (!controller.signal.aborted) showError(error)
     }

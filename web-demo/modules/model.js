@@ -243,7 +243,10 @@ export async function completeSharded(model, signal) {
   }))
   const first = JSON.stringify(files[0]?.metadata ?? null)
   const same = files.every((file) => JSON.stringify(file.metadata) === first)
+  // Each step below takes hundreds of milliseconds at 500,000 names: between them the page
+  // answers input (clicks, scrolling, Cancel) instead of freezing for their sum.
   const parameters = await f.parameterCount({ signal })
+  await breathe(signal)
   const stored = model.stored
   /** @type {QuantEntry[]} */
   let quantized = []
@@ -255,6 +258,7 @@ export async function completeSharded(model, signal) {
     if (!isQuantError(error)) throw error
     quantizedError = error
   }
+  await breathe(signal)
   // (Rows keep `part` null: the page folds parts under their weight instead, foldParts.)
   const base = {
     ...model, rows: stored, quantized, quantizedError, parameters, shards, shardMetadata: same ? files[0]?.metadata ?? null : null,
@@ -265,6 +269,16 @@ export async function completeSharded(model, signal) {
   const headers = /** @type {HeaderState} */ (model.headers)
   headers.complete = true
   return model
+}
+
+/**
+ * Lets the event loop run (input, rendering) before going on; throws Aborted if `signal` was
+ * aborted meanwhile.
+ * @param {AbortSignal} [signal]
+ */
+export async function breathe(signal) {
+  await new Promise((resolve) => setTimeout(resolve, 0))
+  if (signal?.aborted) throw new SafetensorsError('Aborted', 'the operation was cancelled')
 }
 
 /**
