@@ -41,6 +41,11 @@ export const MAX_TREE_DEPTH = 64
  * @typedef {{ root: Segment<R>, rows: R[] }} NameIndex
  */
 
+/**
+ * @typedef {{ keys: string[], folded: boolean }} NameKeys  sort keys of names (sortKeys), for
+ *   sortByName
+ */
+
 /** A group scans its children for a name up to this many; past it, it keeps a Map. */
 const SCAN_LIMIT = 8
 /** The children of every tensor (fewer objects: a large tree is mostly tensors). */
@@ -118,9 +123,20 @@ const ascii = /* @__PURE__ */ new TextDecoder()
  * tells whether some name had an upper-case letter or a leading zero, which keys leave out. Keys
  * are built as bytes, a block of names at a time, and decoded once per block: a regular
  * expression per name costs several times more.
- * @param {string[]} names @returns {{ keys: string[], folded: boolean } | null}
+ * @param {string[]} names @returns {NameKeys | null}
  */
 function sortKeys(names) {
+  const blocks = keyBlocks(names)
+  let step = blocks.next()
+  while (!step.done) step = blocks.next()
+  return step.value
+}
+
+/**
+ * sortKeys a block of names at a time: yields after each block, returns the keys (or null).
+ * @param {string[]} names @returns {Generator<void, NameKeys | null>}
+ */
+function* keyBlocks(names) {
   if (names.length > MAX_KEYED) return null
   const keys = new Array(names.length)
   const ends = new Uint32Array(KEY_BLOCK)
@@ -166,8 +182,24 @@ function sortKeys(names) {
       keys[k] = text.slice(start, ends[k - first])
       start = ends[k - first]
     }
+    if (last < names.length) yield
   }
   return { keys, folded }
+}
+
+/**
+ * Sort keys for `names` made a block of names at a time, `pause()` awaited between blocks (a
+ * page makes them while idle, so that sorting by name later costs only the sort), for
+ * sortByName's `keyed`. null when names cannot be keyed (sortByName then uses the collator).
+ * @param {string[]} names @param {() => Promise<void>} pause may throw to stop
+ * @returns {Promise<NameKeys | null>}
+ */
+export async function nameKeys(names, pause) {
+  const blocks = keyBlocks(names)
+  for (let step = blocks.next(); ; step = blocks.next()) {
+    if (step.done) return step.value
+    await pause()
+  }
 }
 
 /** @param {string} key @returns {number} the position a sort key ends in */
@@ -189,12 +221,15 @@ const isDigit = (c) => c >= 48 && c <= 57
  * @param {T[]} items
  * @param {(item: T) => string} nameOf
  * @param {(a: T, b: T) => number} [tie]
+ * @param {NameKeys | null} [keyed] nameKeys of the items' names, in the items' order (made
+ *   beforehand); left as they were
  * @returns {T[]} items
  */
-export function sortByName(items, nameOf, tie = () => 0) {
+export function sortByName(items, nameOf, tie = () => 0, keyed = undefined) {
   const names = items.map(nameOf)
   const by = (/** @type {number} */ a, /** @type {number} */ b) => collator.compare(names[a], names[b]) || tie(items[a], items[b]) || a - b
-  const keyed = sortKeys(names)
+  if (keyed === undefined) keyed = sortKeys(names)
+  else if (keyed) keyed = { keys: keyed.keys.slice(), folded: keyed.folded }
   let at
   if (!keyed) {
     at = Array.from(names, (_, k) => k).sort(by)

@@ -19,7 +19,7 @@
  */
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
-import { FROM_HEADERS, columnOrder, visibleOrder } from './row-order.js'
+import { FROM_HEADERS, columnOrder, preparedNameKeys, visibleOrder } from './row-order.js'
 import { isScalar, scalarCell } from './scalars.js'
 
 /**
@@ -306,14 +306,18 @@ export class TensorTable {
     this.#layout({ top: false })
   }
 
-  /** The order of the current column, computed once per column (timed: `tensor-table:sort`). */
+  /**
+   * The order of the current column, computed once per column (timed: `tensor-table:sort`, with
+   * whether the names' keys were made beforehand, browser.js #prepareNames).
+   */
   #columnOrder() {
     const key = this.columns.some((c) => c.key === this.sort.key) ? this.sort.key : 'byteOffset'
     let order = this.orderCache.get(key)
     if (!order) {
       const start = performance.now()
       order = columnOrder(this.rows, key)
-      performance.measure('tensor-table:sort', { start, detail: { key, rows: this.rows.length } })
+      const prepared = key === 'name' ? preparedNameKeys(this.rows) !== undefined : undefined
+      performance.measure('tensor-table:sort', { start, detail: { key, rows: this.rows.length, prepared } })
       this.orderCache.set(key, order)
     }
     return order
