@@ -31,7 +31,8 @@ export class TensorBrowser {
   constructor(section, onSelect) {
     /** @type {Row[]} */
     this.rows = []
-    this.lower = lowered([])
+    /** @type {import('./row-order.js').Lowered | null} the rows' names lower-cased, made on the first filter */
+    this.lower = null
     /** @type {Uint8Array | null} the rows the filter keeps, by order (null: all) */
     this.mask = null
     /** Whether the tree shows the current rows and filter (it is drawn only while shown). */
@@ -103,7 +104,7 @@ export class TensorBrowser {
   setRows(rows, sharded) {
     this.rows = rows
     this.#prepareNames(rows)
-    this.lower = lowered(rows)
+    this.lower = null
     this.sharded = sharded
     this.search.value = ''
     this.table.sort = { key: 'byteOffset', direction: 1 }
@@ -139,7 +140,7 @@ export class TensorBrowser {
     const { selected, selectedPart } = this.table
     this.rows = rows
     this.#prepareNames(rows)
-    this.lower = lowered(rows)
+    this.lower = null
     this.table.setRows(rows, this.sharded)
     this.tree.setRows(rows)
     this.update({ tree: true })
@@ -213,6 +214,7 @@ export class TensorBrowser {
       return null
     }
     const start = performance.now()
+    this.lower ??= lowered(this.rows)
     const { mask, count } = matching(this.rows, this.lower, words)
     performance.measure('tensor-browser:filter', { start, detail: { words, rows: this.rows.length, count } })
     this.count.textContent = `${formatCount(count)} of ${formatCount(this.rows.length)}`

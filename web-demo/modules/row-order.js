@@ -62,7 +62,13 @@ export function columnOrder(rows, key) {
     sortByName(positions, (i) => rows[i].name, undefined, PREPARED.get(rows))
     return { order: Uint32Array.from(positions), known: n }
   }
-  if (key === 'byteOffset') return byRank(denseRanks(rows, (r) => r.order, (a, b) => a - b))
+  if (key === 'byteOffset') {
+    // Rows come in file (index) order: then that order is theirs, with no table of 500,000 values.
+    let ascending = true
+    for (let i = 1; i < n && ascending; i++) ascending = rows[i - 1].order < rows[i].order
+    if (ascending) return { order: Uint32Array.from({ length: n }, (_, i) => i), known: n }
+    return byRank(denseRanks(rows, (r) => r.order, (a, b) => a - b))
+  }
   if (key === 'shard') return byRank(denseRanks(rows, (r) => r.shard ?? '', (a, b) => collator.compare(a, b)))
   if (key === 'dtype') return byRank(denseRanks(rows, (r) => (r.pending ? undefined : r.dtype), (a, b) => collator.compare(a, b)))
   if (key === 'byteLength') return byRank(denseRanks(rows, (r) => (r.pending ? undefined : r.byteLength), (a, b) => a - b))
