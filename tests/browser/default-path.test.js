@@ -31,7 +31,7 @@ import { INDEX_NAME, shardSample } from '../../web-demo/make-sharded-sample.js'
 import { startServer as startAppServer } from '../servers/static-server.js'
 import { startServer as startDataServer } from '../js/http-server.js'
 import { fixtures as quantFixtures, toBytes } from '../js/quant-fixtures.js'
-import { PATHS, QUANT, SLICES, STREAM } from './app/checks.js'
+import { PATHS, QUANT, SLICES, STREAM, namesByShard } from './app/checks.js'
 import { launchChromium, skip } from './chromium.js'
 
 
@@ -84,6 +84,12 @@ const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex')
 /** @param {Tensor} t @param {Uint8Array} bytes @returns {TensorDigest} */
 const digestOf = (t, bytes) => ({ name: t.name, dtype: t.dtype, shape: t.shape.map(Number), byteLength: bytes.byteLength, sha256: sha256(bytes) })
 
+/** The tensor names in a safetensors file's header, read here with JSON.parse. @param {Uint8Array} bytes */
+function headerNames(bytes) {
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true))
+  return Object.keys(JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)))).filter((k) => k !== '__metadata__')
+}
+
 /**
  * Every tensor of a file (or sharded set) through the Node entry, hashed with node:crypto, and
  * its parameter count.
@@ -100,7 +106,7 @@ async function readEvery(src, options) {
       t.dispose()
       return d
     })
-    return { names, tensors, parameters: await f.parameterCount() }
+    return { names, tensors, parameters: await f.parameterCount(), byShard: namesByShard(/** @type {any} */ (f)) }
   } finally {
     await f.close()
   }
@@ -285,6 +291,14 @@ before(async () => {
   assert.deepEqual([...expected.sharded.names].sort(), [...expected.single.names].sort(), 'the shards hold the sample')
   assert.ok(expected.single.parameters.total > 0)
   assert.deepEqual(expected.sharded.parameters, expected.single.parameters, 'the set counts as the file it was split from')
+  // namesIn: each shard's names, in the set's order, the shards' runs making up `names`
+  const byShard = /** @type {string[][]} */ (expected.sharded.byShard)
+  assert.ok(byShard.length > 1 && byShard.every((names) => names.length > 0))
+  assert.deepEqual(byShard.flat(), expected.sharded.names)
+  const split = new Map([...shards].filter(([name]) => name !== INDEX_NAME).map(([path, bytes]) => [path, headerNames(bytes)]))
+  assert.deepEqual(byShard.map((names) => [...names].sort()), [...split.keys()].sort().map((path) => [...(split.get(path) ?? [])].sort()),
+    'each shard\'s names are those of its own header')
+  assert.equal(expected.single.byShard, null)
   assert.ok(expected.slices.every((s) => s.byteLength > 0))
   const quant = await readQuantFixtures()
   expected.quant = Object.fromEntries([...quant].map(([fixture, q]) => [fixture, q.digest]))

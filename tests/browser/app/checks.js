@@ -9,7 +9,8 @@
  * @typedef {typeof import('../../../js/index.js').open} Open
  * @typedef {import('../../../js/index.js').Tensor} Tensor
  * @typedef {{ name: string, dtype: string, shape: number[], byteLength: number, sha256: string }} TensorDigest
- * @typedef {{ names: string[], tensors: TensorDigest[], parameters: ParameterCount }} FileDigest
+ * @typedef {{ names: string[], tensors: TensorDigest[], parameters: ParameterCount, byShard: string[][] | null }} FileDigest
+ *   byShard: a sharded set's names shard by shard (namesIn), null for one file
  * @typedef {{ total: number, byDtype: Record<string, number>, byScheme: Record<string, number> }} ParameterCount
  * @typedef {{ name: string, code: string | null, message: string, stack: string }} ErrorReport
  * @typedef {import('../../../js/index.js').QuantizedWeight} QuantizedWeight
@@ -103,6 +104,14 @@ export async function digestOf(t, data) {
 }
 
 /**
+ * A sharded set's names shard by shard (namesIn), null for one file.
+ * @param {import('../../../js/index.js').SafetensorsFile | import('../../../js/index.js').ShardedFile} f
+ */
+export function namesByShard(f) {
+  return 'namesIn' in f ? f.shards.map((path) => f.namesIn(path)) : null
+}
+
+/**
  * Opens `src`, counts its parameters and reads every tensor (one `load` of all names), hashing
  * a copy of each.
  * @param {Open} open @param {Parameters<Open>[0]} src @returns {Promise<FileDigest>}
@@ -119,7 +128,7 @@ export async function readEvery(open, src) {
       out.push(await digestOf(t, t.copy()))
       t.dispose()
     }
-    return { names, tensors: out, parameters: await f.parameterCount() }
+    return { names, tensors: out, parameters: await f.parameterCount(), byShard: namesByShard(f) }
   } finally {
     await f.close()
   }
