@@ -6,7 +6,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { nameKeys, sortByName } from '../../js/name-tree.js'
-import { columnOrder, prepareNameOrder, preparedNameKeys } from '../../web-demo/modules/row-order.js'
+import { columnOrder, forgetNameOrder, prepareNameOrder, preparedNameKeys } from '../../web-demo/modules/row-order.js'
 
 /** `count` names over three blocks of keys, upper case and leading zeros among them. @param {number} count */
 function names(count) {
@@ -55,4 +55,8 @@ test('prepareNameOrder: a table sorted by name with prepared keys as without; a 
   const reversed = /** @type {import('../../js/name-tree.js').NameKeys} */ (await nameKeys(rows.map((r) => r.name).reverse(), noPause))
   prepared.keys = reversed.keys
   assert.notDeepEqual(columnOrder(rows, 'name'), plain)
+  // Forgotten (other rows are shown), they are gone and the sort makes its own.
+  forgetNameOrder(rows)
+  assert.equal(preparedNameKeys(rows), undefined)
+  assert.deepEqual(columnOrder(rows, 'name'), plain)
 })

@@ -10,7 +10,7 @@
  */
 import { el } from './dom.js'
 import { formatCount } from './format.js'
-import { lowered, matching, prepareNameOrder } from './row-order.js'
+import { forgetNameOrder, lowered, matching, prepareNameOrder } from './row-order.js'
 import { TensorTable } from './table.js'
 import { TensorTree } from './tree.js'
 
@@ -102,6 +102,7 @@ export class TensorBrowser {
 
   /** @param {Row[]} rows @param {boolean} sharded */
   setRows(rows, sharded) {
+    if (this.rows !== rows) forgetNameOrder(this.rows)
     this.rows = rows
     this.#prepareNames(rows)
     this.lower = null
@@ -138,6 +139,7 @@ export class TensorBrowser {
    */
   replaceRows(rows) {
     const { selected, selectedPart } = this.table
+    if (this.rows !== rows) forgetNameOrder(this.rows)
     this.rows = rows
     this.#prepareNames(rows)
     this.lower = null
