@@ -36,14 +36,8 @@ export function nameFinder(rows) {
       searches += runs.length
       for (let r = 0; r < runs.length; r++) {
         const end = r + 1 < runs.length ? runs[r + 1] : rows.length
-        let lo = runs[r]
-        let hi = end
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1
-          if (rows[mid].name < name) lo = mid + 1
-          else hi = mid
-        }
-        if (lo < end && rows[lo].name === name) return (cursor = lo)
+        const at = lowerBound(runs[r], end, (i) => rows[i].name, name)
+        if (at < end && rows[at].name === name) return (cursor = at)
       }
       // Each run is strictly ascending as JS compares strings, the order the search used.
       return -1
@@ -53,6 +47,21 @@ export function nameFinder(rows) {
     if (i >= 0) cursor = i
     return i
   }
+}
+
+/**
+ * The first position in [lo, hi) whose name is not below `name` as JS compares strings, hi if
+ * none: a binary search over names ascending there, each reached through `nameAt`.
+ * @param {number} lo @param {number} hi @param {(i: number) => string} nameAt @param {string} name
+ * @returns {number}
+ */
+export function lowerBound(lo, hi, nameAt, name) {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (nameAt(mid) < name) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 /** @param {readonly { name: string }[]} rows @returns {number[]} where each run of strictly ascending names starts */

@@ -19,6 +19,7 @@ import { sourceOf } from './io/sources.js'
 import { heapFree } from './core/index.js'
 import { IndexParser, loadIndexModule, parseIndexCore } from './core/index-map.js'
 import { loadCore as loadCoreOf } from './wasm.js'
+import { lowerBound } from './name-finder.js'
 
 /** Bytes of first-request prefixes a sharded set keeps over all its shards: past it, a newly
  * opened shard keeps only its parsed header (thousands of shards x P would not fit). */
@@ -49,8 +50,9 @@ export const MAX_INDEX_BYTES = 512 * 1024 * 1024
  * @typedef {import('./table.js').TensorInfo & { shard: string }} ShardTensorInfo
  * @typedef {(shard: string, signal: AbortSignal | undefined) => Promise<SafetensorsFile>} ShardOpener
  * @typedef {{ metadata: Record<string, unknown> | null, shards: string[], names: string[],
- *   shardOf(name: string): number | undefined, dispose?(): void }} ShardIndex a parsed index
- *   (js/core/index-map.js's CoreIndex)
+ *   ranges: { first: number, count: number }[], shardOf(name: string): number | undefined,
+ *   dispose?(): void }} ShardIndex a parsed index (js/core/index-map.js's CoreIndex); ranges[i]
+ *   is shard i's run of names
  * @typedef {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} ShardSource
  * @typedef {Record<string, ShardSource> | Map<string, ShardSource> |
  *   ((path: string) => ShardSource | null | undefined)} ShardSources
@@ -265,9 +267,8 @@ export class ShardedFile {
   namesIn(path) {
     const i = this.#index.shards.indexOf(path)
     if (i < 0) throw new SafetensorsError('NotFound', `no shard ${JSON.stringify(path)} in the index`)
-    const ranges = /** @type {{ ranges?: { first: number, count: number }[] }} */ (this.#index).ranges
-    if (ranges) return this.#index.names.slice(ranges[i].first, ranges[i].first + ranges[i].count)
-    return this.#index.names.filter((name) => this.#index.shardOf(name) === i)
+    const { first, count } = this.#index.ranges[i]
+    return this.#index.names.slice(first, first + count)
   }
 
   /** Whether the index names a tensor `name` (nothing is read). @param {string} name */
@@ -444,8 +445,7 @@ export class ShardedFile {
       if (!p) parts.set(i, (p = file[PARTS]()))
       return p
     }
-    const ranges = /** @type {{ ranges?: { first: number, count: number }[] }} */ (this.#index).ranges
-    const whole = ranges && names === this.#index.names ? ranges : null
+    const whole = names === this.#index.names ? this.#index.ranges : null
     // Where detection is (at), and that position's shard.
     let cursor = -1
     let shard = 0
@@ -501,7 +501,7 @@ export class ShardedFile {
    */
   #alignedInfo(name, cursor, shard) {
     const names = this.#index.names
-    const ranges = /** @type {{ first: number, count: number }[]} */ (/** @type {any} */ (this.#index).ranges)
+    const ranges = this.#index.ranges
     /** @param {number} s @param {number} k */
     const at = (s, k) => {
       const aligned = this.#aligned(s)
@@ -520,13 +520,7 @@ export class ShardedFile {
     const s = this.#index.shardOf(name)
     if (s === undefined || !this.#aligned(s)) return null
     const { first, count } = ranges[s]
-    let lo = first
-    let hi = first + count
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (names[mid] < name) lo = mid + 1
-      else hi = mid
-    }
+    const lo = lowerBound(first, first + count, (k) => names[k], name)
     // Not found: the shard's names sort otherwise as JS strings than as bytes (or it is absent).
     return lo < first + count && names[lo] === name ? at(s, lo) : null
   }
@@ -544,20 +538,18 @@ export class ShardedFile {
   #aligned(i) {
     let aligned = this.#alignedShards.get(i)
     if (aligned !== undefined) return aligned
-    const range = /** @type {{ ranges?: { first: number, count: number }[] }} */ (this.#index).ranges?.[i]
     const file = this.#opened.get(i)
     if (!file) return null  // (not loaded yet: asked again once it is)
     aligned = null
-    if (range) {
-      const { table } = file[PARTS]()
-      const rows = table.header.byName
-      if (table.count === range.count) {
-        const names = this.#index.names
-        const own = table.names
-        let j = 0
-        while (j < rows.length && names[range.first + j] === own[rows[j]]) j++
-        if (j === rows.length) aligned = { rows, table }
-      }
+    const { first, count } = this.#index.ranges[i]
+    const { table } = file[PARTS]()
+    if (table.count === count) {
+      const rows = table.byName
+      const names = this.#index.names
+      const own = table.names
+      let j = 0
+      while (j < count && names[first + j] === own[rows[j]]) j++
+      if (j === count) aligned = { rows, table }
     }
     this.#alignedShards.set(i, aligned)
     return aligned

@@ -5,6 +5,7 @@
  */
 import { SafetensorsError } from './errors.js'
 import { elementCount } from './dtypes.js'
+import { lowerBound } from './name-finder.js'
 
 const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: false })
 
@@ -52,6 +53,9 @@ export class TensorTable {
     return this.namesCache
   }
 
+  /** Positions in file order, sorted by the names' bytes (the core's order; see indexOf). */
+  get byName() { return this.header.byName }
+
   /** @param {string} text @returns {boolean} whether some name contains `text` (one search, no names made) */
   mentions(text) {
     this.arenaText ??= utf8.decode(this.header.strings)
@@ -69,20 +73,14 @@ export class TensorTable {
    */
   indexOf(name) {
     const names = this.names
-    const order = this.header.byName
+    const order = this.byName
     const next = order[this.cursor]
     if (next !== undefined && names[next] === name) {
       this.cursor++
       return next
     }
     if (!this.indexCache) {
-      let lo = 0
-      let hi = order.length
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1
-        if (names[order[mid]] < name) lo = mid + 1
-        else hi = mid
-      }
+      const lo = lowerBound(0, order.length, (k) => names[order[k]], name)
       if (lo < order.length && names[order[lo]] === name) {
         this.cursor = lo + 1
         return order[lo]
