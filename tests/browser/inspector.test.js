@@ -255,6 +255,31 @@ test('the table filters, sorts and works from the keyboard; the tree groups name
   await done()
 })
 
+test('a click on a row selects it though the rows are drawn again between press and release', { skip }, async () => {
+  // The table draws its rows again on scroll, resize and as values arrive; a press on a row
+  // element that a draw then took out of the page would end as a click on the table body.
+  const { page, done } = await newPage(hooks.browser)
+  await page.goto(server.pageUrl(SAMPLE_PATH))
+  await waitOpened(page)
+  const name = 'model.norm.weight'
+  const row = page.locator(`#panel-table tr[data-name="${name}"]`)
+  await row.scrollIntoViewIfNeeded()
+  const box = await row.boundingBox()
+  assert.ok(box)
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+  await page.mouse.down()
+  const before = await row.elementHandle()
+  await page.evaluate(() => new Promise((resolve) => {
+    document.querySelector('.tensor-table-scroll')?.dispatchEvent(new Event('scroll'))
+    requestAnimationFrame(() => requestAnimationFrame(resolve))
+  }))
+  assert.equal(await before?.evaluate((e) => e.isConnected), true, 'the pressed row is the same element after the draw')
+  await page.mouse.up()
+  await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n, name, { timeout: 5000 })
+  assert.equal(await page.getAttribute('#panel-table tr[aria-selected="true"]', 'data-name'), name)
+  await done()
+})
+
 test('a dropped local file is read by slices, and a plane of a 4-D tensor is drawn', { skip }, async () => {
   const { page, done } = await newPage(hooks.browser)
   await page.goto(server.pageUrl())

@@ -146,6 +146,52 @@ function shapeChars(r, scalars) {
 /** @param {Column} c */
 const cellClass = (c) => [c.numeric ? 'num' : '', c.className ?? ''].join(' ').trim()
 
+/**
+ * Makes `old` show what `fresh` (drawn anew) shows, keeping every node of `old` whose place and
+ * kind are the same: the node under a pressed pointer must stay in the page for the release to
+ * make a click on it. Rows hold no listeners of their own (the table delegates), so none is lost.
+ * @param {ChildNode} old @param {ChildNode} fresh @returns {ChildNode} the node now in the page
+ */
+function morph(old, fresh) {
+  if (old.nodeName !== fresh.nodeName) {
+    old.replaceWith(fresh)
+    return fresh
+  }
+  if (old instanceof CharacterData) {
+    if (old.data !== /** @type {CharacterData} */ (fresh).data) old.data = /** @type {CharacterData} */ (fresh).data
+    return old
+  }
+  const o = /** @type {HTMLElement} */ (old)
+  const f = /** @type {HTMLElement} */ (fresh)
+  for (const { name } of [...o.attributes]) if (!f.hasAttribute(name)) o.removeAttribute(name)
+  for (const { name, value } of f.attributes) {
+    if (o.getAttribute(name) === value) continue
+    // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+    if (name === 'style') o.style.cssText = f.style.cssText
+    else o.setAttribute(name, value)
+  }
+  const before = [...o.childNodes]
+  const after = [...f.childNodes]
+  if (before.length !== after.length) o.replaceChildren(...after)
+  else before.forEach((child, i) => morph(child, after[i]))
+  return o
+}
+
+/**
+ * Makes `trs` the children of `body`, in order, moving only what must move: a row that stays
+ * is never taken out of the page (a press on it would lose its click).
+ * @param {HTMLElement} body @param {HTMLElement[]} trs
+ */
+function placeRows(body, trs) {
+  const keep = new Set(trs)
+  for (const child of [...body.children]) if (!keep.has(/** @type {HTMLElement} */ (child))) child.remove()
+  let next = body.firstElementChild
+  for (const tr of trs) {
+    if (tr === next) next = next.nextElementSibling
+    else body.insertBefore(tr, next)
+  }
+}
+
 export class TensorTable {
   /** @param {(name: string, part?: boolean) => void} onSelect part: `name` is a quantized weight's part */
   constructor(onSelect) {
@@ -183,6 +229,8 @@ export class TensorTable {
     this.charWidth = null
     /** The display lines drawn: [first, last). */
     this.drawn = { first: 0, last: 0 }
+    /** @type {Map<string, HTMLElement>} the drawn rows' elements, by row or part (see #rowElement) */
+    this.rowElements = new Map()
     /** Whether the row height is to be measured at the next draw (new rows, lines or width). */
     this.remeasure = true
     /** @type {number | null} the line at the top of the view when the row height changed */
@@ -486,8 +534,10 @@ export class TensorTable {
     const focusable = this.focusAt >= first && this.focusAt < last ? this.focusAt : first
     /** @type {HTMLElement[]} */
     const trs = []
-    for (let at = first; at < last; at++) trs.push(this.#rowElement(at, at === focusable))
-    this.body.replaceChildren(...trs)
+    const previous = this.rowElements
+    this.rowElements = new Map()
+    for (let at = first; at < last; at++) trs.push(this.#rowElement(at, at === focusable, previous))
+    placeRows(this.body, trs)
     this.drawn = { first, last }
     // Shapes (and scalars' values) arrive after the rows: the ones drawn may widen the column.
     if (this.#widenShapes(this.#rowsOf(first, last))) this.#fitLines()
@@ -518,9 +568,26 @@ export class TensorTable {
     return true
   }
 
-  /** @param {number} at a display line @param {boolean} focusable */
-  #rowElement(at, focusable) {
-    const { row: r, part: p } = /** @type {{ row: Row, part: Row | null }} */ (this.#line(at))
+  /**
+   * A display line's row, drawn anew into the element that showed the same row or part the last
+   * time, if any: a row under a pressed pointer stays in the page, so the release makes a click
+   * on it (a removed element would make it a click on the table body).
+   * @param {number} at a display line @param {boolean} focusable
+   * @param {Map<string, HTMLElement>} previous the last draw's elements, by row (taken once)
+   */
+  #rowElement(at, focusable, previous) {
+    const line = /** @type {{ row: Row, part: Row | null }} */ (this.#line(at))
+    const fresh = this.#rowContent(at, line, focusable)
+    const key = line.part ? `part:${line.part.name}` : `row:${line.row.name}`
+    const old = previous.get(key)
+    previous.delete(key)
+    const tr = old ? /** @type {HTMLElement} */ (morph(old, fresh)) : fresh
+    this.rowElements.set(key, tr)
+    return tr
+  }
+
+  /** @param {number} at @param {{ row: Row, part: Row | null }} line @param {boolean} focusable */
+  #rowContent(at, { row: r, part: p }, focusable) {
     const rowIndex = String(at + 2)
     if (p) {
       const on = this.selectedPart && p.name === this.selected
