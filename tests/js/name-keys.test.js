@@ -59,4 +59,20 @@ test('prepareNameOrder: a table sorted by name with prepared keys as without; a 
   forgetNameOrder(rows)
   assert.equal(preparedNameKeys(rows), undefined)
   assert.deepEqual(columnOrder(rows, 'name'), plain)
+  // And never made again for them (the table keeps its order by name).
+  await prepareNameOrder(rows, noPause)
+  assert.equal(preparedNameKeys(rows), undefined)
+})
+
+test('forgetNameOrder while the keys are being made stops them, and none are kept', async () => {
+  const rows = /** @type {import('../../web-demo/modules/model.js').Row[]} */ (names(40_000).map((name, order) => ({
+    name, dtype: 'BF16', shape: [2], byteOffset: order, byteLength: 4, elements: 2, shard: null, order, part: null,
+  })))
+  let pauses = 0
+  const making = prepareNameOrder(rows, async () => {
+    if (++pauses === 1) forgetNameOrder(rows)
+  })
+  await assert.rejects(making, /no longer wanted/)
+  assert.equal(pauses, 1, 'no block made after the keys were forgotten')
+  assert.equal(preparedNameKeys(rows), undefined)
 })

@@ -26,6 +26,8 @@ const collator = new Intl.Collator('en', { numeric: true })
  * @type {WeakMap<Row[], import('../../js/name-tree.js').NameKeys | null>}
  */
 const PREPARED = new WeakMap()
+/** @type {WeakSet<Row[]>} rows whose keys are no longer wanted (forgetNameOrder): never made again */
+const FORGOTTEN = new WeakSet()
 
 /**
  * Makes the sort keys of the rows' names a block at a time, awaiting `pause()` between blocks,
@@ -34,17 +36,22 @@ const PREPARED = new WeakMap()
  * @param {Row[]} rows @param {() => Promise<void>} pause may throw to stop
  */
 export async function prepareNameOrder(rows, pause) {
-  if (PREPARED.has(rows)) return
-  const keyed = await nameKeys(rows.map((r) => r.name), pause)
-  PREPARED.set(rows, keyed)
+  if (PREPARED.has(rows) || FORGOTTEN.has(rows)) return
+  const keyed = await nameKeys(rows.map((r) => r.name), () => {
+    if (FORGOTTEN.has(rows)) throw new Error('the keys are no longer wanted')
+    return pause()
+  })
+  if (!FORGOTTEN.has(rows)) PREPARED.set(rows, keyed)
 }
 
 /**
- * Drops the keys prepareNameOrder made for these rows (about 100 bytes a name), when other rows
- * are shown. @param {Row[]} rows
+ * Drops the keys prepareNameOrder made or is making for these rows (about 100 bytes a name) and
+ * makes none again: when other rows are shown, or once the table holds their order by name.
+ * @param {Row[]} rows
  */
 export function forgetNameOrder(rows) {
   PREPARED.delete(rows)
+  FORGOTTEN.add(rows)
 }
 
 /**

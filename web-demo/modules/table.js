@@ -19,7 +19,7 @@
  */
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
-import { FROM_HEADERS, columnOrder, preparedNameKeys, visibleOrder } from './row-order.js'
+import { FROM_HEADERS, columnOrder, forgetNameOrder, preparedNameKeys, visibleOrder } from './row-order.js'
 import { isScalar, scalarCell } from './scalars.js'
 
 /**
@@ -363,8 +363,10 @@ export class TensorTable {
     let order = this.orderCache.get(key)
     if (!order) {
       const start = performance.now()
-      order = columnOrder(this.rows, key)
       const prepared = key === 'name' ? preparedNameKeys(this.rows) !== undefined : undefined
+      order = columnOrder(this.rows, key)
+      // The order by name is kept until other rows come: its keys are not needed again.
+      if (key === 'name') forgetNameOrder(this.rows)
       performance.measure('tensor-table:sort', { start, detail: { key, rows: this.rows.length, prepared } })
       this.orderCache.set(key, order)
     }
