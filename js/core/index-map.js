@@ -9,7 +9,8 @@
  *   index.shardOf(name); index.names; index.dispose()
  *
  * Memory: the parser, then the CoreIndex, owns its tables in the module's heap (about 20 bytes
- * per name); dispose() frees them (a parser that failed has freed them already). Chunks are
+ * per name); dispose() frees them (a parser that failed has freed them already). Once none holds
+ * tables in a module whose heap grew, the module is let go and the next index loads a new one. Chunks are
  * copied through one heap buffer of at most FEED_BYTES; `names` is decoded on first use from one
  * UTF-8 blob with one TextDecoder call.
  */
@@ -32,12 +33,45 @@ const FEED_BYTES = 1 << 20
 const utf8 = /* @__PURE__ */ new TextDecoder()
 const encoder = /* @__PURE__ */ new TextEncoder()
 
-/** @type {Promise<any> | null} */
+/** @type {Promise<any> | null} the module new parsers use */
 let loading = null
+/** @type {any} that module, once loaded */
+let current = null
+/** @type {Map<any, { holders: number, initialBytes: number }>} each module in use: how many parsers and indexes hold tables in its heap, and the heap's size when loaded */
+const modules = new Map()
 
-/** @returns {Promise<any>} the sharded-index module, loaded once per realm */
+/**
+ * @returns {Promise<any>} the sharded-index module, loaded once per realm and loaded again after
+ * a release (release())
+ */
 export function loadIndexModule() {
-  return (loading ??= import('../../dist/safetensors_index.mjs').then((m) => m.default()))
+  return (loading ??= import('../../dist/safetensors_index.mjs').then((m) => m.default()).then((mod) => {
+    modules.set(mod, { holders: 0, initialBytes: mod.HEAPU8.byteLength })
+    return (current = mod)
+  }))
+}
+
+/** A parser or index holds tables in `mod`'s heap. @param {any} mod */
+function hold(mod) {
+  const entry = modules.get(mod)
+  if (entry) entry.holders++
+}
+
+/**
+ * A parser or index freed its tables. A wasm heap never shrinks: once nothing holds tables in a
+ * module whose heap grew (a large index was read), the next index is read in a module loaded
+ * anew, and this one, with its heap, is left to the garbage collector.
+ * @param {any} mod
+ */
+function release(mod) {
+  const entry = modules.get(mod)
+  if (!entry || --entry.holders > 0) return
+  if (mod !== current) modules.delete(mod)
+  else if (mod.HEAPU8.byteLength > entry.initialBytes) {
+    modules.delete(mod)
+    loading = null
+    current = null
+  }
 }
 
 /** @param {any} mod @param {number} ptr a NUL-terminated string's address */
@@ -94,6 +128,7 @@ export class IndexParser {
     this.#where = where
     this.#maxBytes = maxBytes
     this.#handle = mod._indexParserNew() >>> 0
+    if (this.#handle) hold(mod)
   }
 
   /** Bytes fed so far. */
@@ -129,9 +164,11 @@ export class IndexParser {
 
   /** Frees what the parser holds (nothing after finish(): the index owns it then). */
   dispose() {
-    if (this.#handle) this.#mod._indexParserDelete(this.#handle)
-    this.#handle = 0
     this.#freeBuffer()
+    if (!this.#handle) return
+    this.#mod._indexParserDelete(this.#handle)
+    this.#handle = 0
+    release(this.#mod)
   }
 
   [DISPOSE]() { this.dispose() }
@@ -254,11 +291,15 @@ export class CoreIndex {
 
   /** Frees the tables; shardOf and has refuse afterwards (names already decoded stay). */
   dispose() {
-    if (this.#handle) this.#mod._indexParserDelete(this.#handle)
     if (this.#query) this.#mod._free(this.#query)
-    this.#handle = 0
     this.#query = 0
     this.#querySize = 0
+    if (!this.#handle) return
+    this.#mod._indexParserDelete(this.#handle)
+    this.#handle = 0
+    release(this.#mod)
+    // A disposed index kept by the app must not keep the module (and its heap) alive.
+    this.#mod = null
   }
 
   [DISPOSE]() { this.dispose() }

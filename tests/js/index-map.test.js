@@ -181,3 +181,25 @@ test('500,000 names over 96 shards: names in order and the shard of every one, a
     index.dispose()
   }
 })
+
+test('a module whose heap grew is let go once no index holds tables in it; the next index is read in a new one', async () => {
+  const small = kimiK2({ tensors: 2000 }).indexBytes
+  const first = await loadIndexModule()
+  const before = first.HEAPU8.byteLength
+  const kept = await parseIndexCore(small, 'kept')
+  const large = await parseIndexCore(kimiK3().indexBytes, 'large')
+  assert.equal(await loadIndexModule(), first)
+  assert.ok(first.HEAPU8.byteLength > before, 'the large index grew the heap')
+  large.dispose()
+  assert.equal(await loadIndexModule(), first, 'kept while another index holds tables in it')
+  assert.equal(kept.shardOf(kept.names[0]), 0)
+  kept.dispose()
+  const next = await loadIndexModule()
+  assert.notEqual(next, first, 'a new module once none holds tables in the grown one')
+  assert.ok(next.HEAPU8.byteLength < first.HEAPU8.byteLength, `${next.HEAPU8.byteLength} < ${first.HEAPU8.byteLength}`)
+  // The new module reads; one that did not grow is kept for the next index.
+  const again = await parseIndexCore(small, 'again')
+  assert.deepEqual(again.names, kept.names)
+  again.dispose()
+  assert.equal(await loadIndexModule(), next)
+})
