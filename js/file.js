@@ -68,7 +68,7 @@ export async function openSource(source, options = {}) {
     }
     const table = new TensorTable(parseHeader(core, ptr, headerLength, fileLength), 8 + headerLength)
     // The detector loads only for a header that names a quantized weight's part.
-    const detector = QUANT_MARKS.some((mark) => table.mentions(mark)) ? await import('./quant/detect.js') : null
+    const detector = table.mentions(QUANT_MARKS) ? await import('./quant/detect.js') : null
     const small = detector ? await readShapeCarriers(core, source, table, detector, signal) : new Map()
     return new SafetensorsFile(core, source, table, headerLength, options.closeSource ?? false,
       { small, detector, quantization: detector?.quantConfig(quantization) })
@@ -77,9 +77,12 @@ export async function openSource(source, options = {}) {
   }
 }
 
-/** Name endings of the tensors that mark a quantized weight (quant/detect.js, anchorOf) or carry its shape. */
-const QUANT_MARKS = ['_scale_inv', '_blocks', '.weight_packed', '.weight_scale_2', '.qweight', '.weight_shape',
-  '.quant_state.bitsandbytes__']
+/**
+ * Name endings of the tensors that carry a quantized weight's shape, and with them those that
+ * mark a quantized weight (quant/detect.js, anchorOf): one pattern, one scan of the names.
+ */
+const SHAPE_MARKS = /\.weight_shape|\.quant_state\.bitsandbytes__/
+const QUANT_MARKS = /_scale_inv|_blocks|\.weight_packed|\.weight_scale_2|\.qweight|\.weight_shape|\.quant_state\.bitsandbytes__/
 
 /** @typedef {typeof import('./quant/detect.js')} Detector */
 
@@ -92,7 +95,7 @@ const QUANT_MARKS = ['_scale_inv', '_blocks', '.weight_packed', '.weight_scale_2
  */
 async function readShapeCarriers(core, source, table, detector, signal) {
   const small = new Map()
-  if (!table.mentions('.weight_shape') && !table.mentions('.quant_state.bitsandbytes__')) return small
+  if (!table.mentions(SHAPE_MARKS)) return small
   const names = detector.shapeCarriers(table.names, (name) => table.info(table.require(name)))
   const targets = names.map((name) => {
     const i = table.require(name)

@@ -56,10 +56,10 @@ export class TensorTable {
   /** Positions in file order, sorted by the names' bytes (the core's order; see indexOf). */
   get byName() { return this.header.byName }
 
-  /** @param {string} text @returns {boolean} whether some name contains `text` (one search, no names made) */
-  mentions(text) {
+  /** @param {RegExp} pattern @returns {boolean} whether some name matches `pattern` (one search, no names made) */
+  mentions(pattern) {
     this.arenaText ??= utf8.decode(this.header.strings)
-    return this.arenaText.includes(text)
+    return pattern.test(this.arenaText)
   }
 
   /**
