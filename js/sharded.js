@@ -51,7 +51,7 @@ export const MAX_INDEX_BYTES = 512 * 1024 * 1024
  * @typedef {(shard: string, signal: AbortSignal | undefined) => Promise<SafetensorsFile>} ShardOpener
  * @typedef {{ metadata: Record<string, unknown> | null, shards: string[], names: string[],
  *   ranges: { first: number, count: number }[], shardOf(name: string): number | undefined,
- *   dispose?(): void }} ShardIndex a parsed index (js/core/index-map.js's CoreIndex); ranges[i]
+ *   dispose(): void }} ShardIndex a parsed index (js/core/index-map.js's CoreIndex); ranges[i]
  *   is shard i's run of names
  * @typedef {string | URL | Blob | ArrayBuffer | ArrayBufferView | import('./io/sources.js').ByteSource} ShardSource
  * @typedef {Record<string, ShardSource> | Map<string, ShardSource> |
@@ -704,7 +704,7 @@ export class ShardedFile {
     this.#closed = true
     const files = await Promise.allSettled([...this.#pending.values()])
     await Promise.all(files.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)))
-    this.#index.dispose?.()
+    this.#index.dispose()
   }
 
   async [ASYNC_DISPOSE]() { await this.close() }

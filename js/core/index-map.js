@@ -10,9 +10,9 @@
  *
  * Memory: the parser, then the CoreIndex, owns its tables in the module's heap (about 20 bytes
  * per name); dispose() frees them (a parser that failed has freed them already). Once none holds
- * tables in a module whose heap grew, the module is let go and the next index loads a new one. Chunks are
- * copied through one heap buffer of at most FEED_BYTES; `names` is decoded on first use from one
- * UTF-8 blob with one TextDecoder call.
+ * tables in a module whose heap grew, the module is let go and the next index loads a new one.
+ * Chunks are copied through one heap buffer of at most FEED_BYTES; `names` is decoded on first
+ * use from one UTF-8 blob with one TextDecoder call.
  */
 import { SafetensorsError } from '../errors.js'
 import { DISPOSE } from '../dispose.js'
