@@ -316,6 +316,48 @@ function add(group, child) {
 }
 
 /**
+ * @typedef {{ parameters: number, byteLength: number, pending: number }} KnownTotals  a group's
+ *   parameters and bytes among its tensors whose size is known, and how many tensors are not
+ *   (their row's elements and byteLength NaN: a shard header not read yet, or unreadable)
+ */
+
+/**
+ * Every group's KnownTotals: one pass, bottom up, without recursion. A folded run counts all its
+ * members. Made only where some size is unknown (a group's own totals are then NaN).
+ * @param {TreeNode | null} root
+ * @returns {Map<TreeNode, KnownTotals>}
+ */
+export function knownTotals(root) {
+  /** @type {Map<TreeNode, KnownTotals>} */
+  const totals = new Map()
+  if (!root) return totals
+  /** @param {TreeNode} g */
+  const kids = (g) => (g.repeat ? g.repeat.members : g.children)
+  /** @type {TreeNode[]} groups, each after its parent */
+  const order = [root]
+  for (let i = 0; i < order.length; i++) for (const c of kids(order[i])) if (!c.row) order.push(c)
+  for (let i = order.length - 1; i >= 0; i--) {
+    const sum = { parameters: 0, byteLength: 0, pending: 0 }
+    for (const c of kids(order[i])) {
+      if (c.row) {
+        if (Number.isNaN(c.parameters) || Number.isNaN(c.byteLength)) sum.pending++
+        else {
+          sum.parameters += c.parameters
+          sum.byteLength += c.byteLength
+        }
+      } else {
+        const k = /** @type {KnownTotals} */ (totals.get(c))
+        sum.parameters += k.parameters
+        sum.byteLength += k.byteLength
+        sum.pending += k.pending
+      }
+    }
+    totals.set(order[i], sum)
+  }
+  return totals
+}
+
+/**
  * Replaces each group at level `maxDepth` by its tensors, each named by the rest of its name
  * (relative to the group's parent) and marked `joined`, so that the tree has at most `maxDepth`
  * levels.
@@ -475,8 +517,11 @@ const NAME_COLUMN = 100
  */
 export function treeText(root, options) {
   const depth = options.depth ?? Infinity
+  const known = unknownSizes(root) ? knownTotals(root) : null
+  /** @param {TreeNode} n */
+  const totals = (n) => groupTotals(n, known)
   /** @type {[string, string, string][]} name column, dtype/shape column, totals column */
-  const lines = [[escapeInvisible(options.label), '', groupTotals(root)]]
+  const lines = [[escapeInvisible(options.label), '', totals(root)]]
   let joined = 0  // the level of the joined nodes (the depth limit), once met
   /** @type {{ n: TreeNode, next: number, indent: string, level: number }[]} */
   const stack = [{ n: root, next: 0, indent: '', level: 1 }]
@@ -492,8 +537,8 @@ export function treeText(root, options) {
     const folded = c.row === null && top.level >= depth
     if (c.joined) joined = top.level
     const name = `${top.indent}${lastChild ? '└─ ' : '├─ '}${c.joined ? `${JOINED_MARK} ` : ''}${escapeInvisible(c.name)}${folded ? '.*' : ''}`
-    if (c.row) lines.push([name, `${c.row.dtype} ${formatShape(c.row.shape)}`, formatBytes(c.byteLength)])
-    else lines.push([name, '', c.repeat ? `${groupTotals(c)}; ${formatCount(c.repeat.members.length)} alike, the first shown` : groupTotals(c)])
+    if (c.row) lines.push([name, `${c.row.dtype} ${formatShape(c.row.shape)}`, Number.isNaN(c.byteLength) ? '?' : formatBytes(c.byteLength)])
+    else lines.push([name, '', c.repeat ? `${totals(c)}; ${formatCount(c.repeat.members.length)} alike, the first shown` : totals(c)])
     if (c.row === null && !folded) stack.push({ n: c, next: 0, indent: `${top.indent}${lastChild ? '   ' : '│  '}`, level: top.level + 1 })
   }
   let w0 = 0
@@ -508,9 +553,21 @@ export function treeText(root, options) {
   return text.join('\n')
 }
 
-/** @param {TreeNode} n */
-function groupTotals(n) {
-  return `${formatCount(n.tensors)} ${n.tensors === 1 ? 'tensor' : 'tensors'}, ${formatCount(n.parameters)} parameters, ${formatBytes(n.byteLength)}`
+/** Whether some tensor under `n` has no known size (NaN: its shard header unread). @param {TreeNode} n */
+function unknownSizes(n) {
+  return Number.isNaN(n.parameters) || Number.isNaN(n.byteLength)
+}
+
+/**
+ * A group's totals; with tensors of unknown size, those of the others as lower bounds.
+ * @param {TreeNode} n @param {Map<TreeNode, KnownTotals> | null} known knownTotals of the tree
+ */
+function groupTotals(n, known) {
+  const tensors = `${formatCount(n.tensors)} ${n.tensors === 1 ? 'tensor' : 'tensors'}`
+  const k = unknownSizes(n) ? known?.get(n) : undefined
+  if (!k) return `${tensors}, ${formatCount(n.parameters)} parameters, ${formatBytes(n.byteLength)}`
+  if (k.pending === n.tensors) return `${tensors}, all unread: parameters and size unknown`
+  return `${tensors} (${formatCount(k.pending)} unread), ≥ ${formatCount(k.parameters)} parameters, ≥ ${formatBytes(k.byteLength)}`
 }
 
 /**
@@ -518,20 +575,27 @@ function groupTotals(n) {
  * { name, path, dtype, shape, byteLength, parameters }, and `joined: true` on a tensor past the
  * depth limit (its name is the rest of its name). A folded run (foldRepeats) is a group with
  * `repeat: { first, last, count }`, its totals the run's, its children the first member's.
+ * A tensor of unknown size (its shard unread) has parameters and byteLength null; a group with
+ * such tensors has null totals, `unread` (how many) and `known` (the others' totals).
  * Names are the stored strings, not escaped: JSON readers want the real name (and
  * JSON.stringify keeps them exact).
  * @param {TreeNode} root
  * @returns {Record<string, unknown>}
  */
 export function treeJson(root) {
+  const known = unknownSizes(root) ? knownTotals(root) : null
+  /** @param {number} x */
+  const orNull = (x) => (Number.isNaN(x) ? null : x)
   /** @param {TreeNode} n @returns {Record<string, unknown>} */
   const one = (n) => {
     if (n.row) {
       const shape = n.row.shape.map((d) => (typeof d === 'bigint' ? d.toString() : d))
-      return { name: n.name, path: n.path, dtype: n.row.dtype, shape, parameters: n.parameters, byteLength: n.byteLength, ...(n.joined ? { joined: true } : {}) }
+      return { name: n.name, path: n.path, dtype: n.row.dtype, shape, parameters: orNull(n.parameters), byteLength: orNull(n.byteLength), ...(n.joined ? { joined: true } : {}) }
     }
     const repeat = n.repeat && { first: n.repeat.first, last: n.repeat.last, count: n.repeat.members.length }
-    return { name: n.name, path: n.path, tensors: n.tensors, parameters: n.parameters, byteLength: n.byteLength, ...(repeat ? { repeat } : {}), children: [] }
+    const k = unknownSizes(n) ? known?.get(n) : undefined
+    const partial = k ? { unread: k.pending, known: { parameters: k.parameters, byteLength: k.byteLength } } : {}
+    return { name: n.name, path: n.path, tensors: n.tensors, parameters: orNull(n.parameters), byteLength: orNull(n.byteLength), ...partial, ...(repeat ? { repeat } : {}), children: [] }
   }
   const out = one(root)
   /** @type {[TreeNode, Record<string, unknown>][]} */

@@ -94,8 +94,9 @@ async function run(args, flags, io) {
       if (sort) p.rows = sortedPartialRows(p, sort)
       if (flags.tree) {
         const tree = folded(buildTree(p.rows.map((r) => r.info ? Object.assign({}, r.info, { name: r.name, elements: elementCount(r.info.shape) })
-          : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: 0, elements: 0 })))
-        const label = `${args[0]} (${p.unread} of ${p.shards.length} shards unread)`
+          : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: NaN, elements: NaN })))
+        const total = p.totalSize === null ? '' : `; the index's total_size ${formatBytes(p.totalSize)}`
+        const label = `${args[0]} (${p.unread} of ${p.shards.length} shards unread${total})`
         io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label, depth })}\n`)
       } else {
         io.stdout.write(flags.json ? `${JSON.stringify(partialJson(p), null, 2)}\n` : `${partialText(p, args[0])}\n`)

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { SHARD_CONCURRENCY } from '../../js/cli/common.js'
+import { formatBytes, formatCount } from '../../js/format.js'
 import { startServer } from './http-server.js'
 import { deepseek163, glm282, kimiK2, makeShardedSet, serveSet, writeSet } from './sharded-fixtures.js'
 
@@ -168,10 +169,19 @@ test('inspect of an index whose shards cannot all be read: the index\'s names, s
       [['model-00004-of-00012.safetensors', 'ShardMissing', 25], ['model-00008-of-00012.safetensors', 'ShardMissing', 25]])
     assert.equal(doc.tensors.filter((/** @type {any} */ t) => t.dtype === undefined).length, 50)
 
-    const tree = await run('inspect', src, '--tree')
+    // The tree: no size where none is known; the read tensors' totals as lower bounds.
+    const read = set.names.filter((n) => !['model-00004-of-00012.safetensors', 'model-00008-of-00012.safetensors'].includes(/** @type {string} */ (set.shardOfName(n))))
+    const spec = (/** @type {string} */ n) => /** @type {import('./sharded-fixtures.js').Spec} */ (set.specOf(n))
+    const parameters = read.reduce((sum, n) => sum + spec(n).shape.reduce((a, b) => a * b, 1), 0)
+    const bytes = read.reduce((sum, n) => sum + spec(n).shape.reduce((a, b) => a * b, 1) * (/** @type {Record<string, number>} */ ({ BF16: 2, F16: 2, F32: 4, F8_E4M3: 1 }))[spec(n).dtype], 0)
+    const tree = await run('inspect', src, '--tree', '--unfold')
     assert.equal(tree.code, 2)
-    assert.match(tree.stdout, /\(2 of 12 shards unread\) +300 tensors, /)
-    assert.match(tree.stdout, /unread \[\?\] +0 B$/m)
+    assert.match(tree.stdout, new RegExp(`\\(2 of 12 shards unread; the index's total_size ${formatBytes(set.totalSize)}\\) +300 tensors \\(50 unread\\), ` +
+      `≥ ${formatCount(parameters)} parameters, ≥ ${formatBytes(bytes)}$`, 'm'))
+    assert.match(tree.stdout, new RegExp(`^.*${lost?.split('.').pop()} +unread \\[\\?\\] +\\?$`, 'm'))
+    assert.doesNotMatch(tree.stdout, / 0 B$|, 0 parameters/m)
+    const treeDoc = JSON.parse((await run('inspect', src, '--tree', '--json')).stdout)
+    assert.deepEqual([treeDoc.tensors, treeDoc.parameters, treeDoc.byteLength, treeDoc.unread, treeDoc.known], [300, null, null, 50, { parameters, byteLength: bytes }])
   }
   // A shard whose server drops the connection: NetworkError, after the retries.
   server.fault('/gone/model-00002-of-00012.safetensors', { reset: true })

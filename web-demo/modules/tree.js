@@ -17,7 +17,7 @@
  * A quantized weight is one leaf (its scheme and logical shape), its stored parts folded under
  * it in a <details> of their own.
  */
-import { JOINED_MARK, MAX_TREE_DEPTH, foldRepeats, indexNames, treeOf } from '../../js/name-tree.js'
+import { JOINED_MARK, MAX_TREE_DEPTH, foldRepeats, indexNames, knownTotals, treeOf } from '../../js/name-tree.js'
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
 import { UNKNOWN, schemeBadge } from './table.js'
@@ -52,7 +52,7 @@ export class TensorTree {
     this.fold = false
     /** @type {TreeNode | null} the tree drawn last */
     this.root = null
-    /** @type {Map<TreeNode, { parameters: number, pending: number }> | null} its groups' counts so far, made when first needed */
+    /** @type {Map<TreeNode, import('../../js/name-tree.js').KnownTotals> | null} its groups' counts so far, made when first needed */
     this.known = null
     this.element = el('div', { class: 'tensor-tree' })
     this.element.addEventListener('click', (e) => {
@@ -207,12 +207,12 @@ export class TensorTree {
       return el('span', { class: 'tree-params', dataset: { parameters: String(g.parameters), path: g.path },
         title: `${formatCount(g.parameters)} parameters`, text: `${compactCount(g.parameters)} params` })
     }
-    this.known ??= knownParameters(this.root)
+    this.known ??= knownTotals(this.root)
     let k = this.known.get(g)
     if (!k) {
       // A group outside the tree drawn first (a folded run listed one by one): counted on its own.
-      for (const [n, v] of knownParameters(g)) this.known.set(n, v)
-      k = /** @type {{ parameters: number, pending: number }} */ (this.known.get(g))
+      for (const [n, v] of knownTotals(g)) this.known.set(n, v)
+      k = /** @type {import('../../js/name-tree.js').KnownTotals} */ (this.known.get(g))
     }
     return el('span', {
       class: 'tree-params tree-params-partial', dataset: { parameters: String(k.parameters), pending: String(k.pending), path: g.path },
@@ -272,39 +272,6 @@ function groupMeta(g) {
   const count = g.repeat.members.length
   const each = g.tensors / count
   return `${formatCount(count)} × ${formatCount(each)} ${each === 1 ? 'tensor' : 'tensors'}`
-}
-
-/**
- * Every group's parameters among its tensors whose shard headers are read, and how many are not:
- * one pass, bottom up, without recursion. A folded run counts all its members.
- * @param {TreeNode | null} root
- * @returns {Map<TreeNode, { parameters: number, pending: number }>}
- */
-function knownParameters(root) {
-  /** @type {Map<TreeNode, { parameters: number, pending: number }>} */
-  const counts = new Map()
-  if (!root) return counts
-  /** @param {TreeNode} g */
-  const kids = (g) => (g.repeat ? g.repeat.members : g.children)
-  /** @type {TreeNode[]} groups, each after its parent */
-  const order = [root]
-  for (let i = 0; i < order.length; i++) for (const c of kids(order[i])) if (!c.row) order.push(c)
-  for (let i = order.length - 1; i >= 0; i--) {
-    const g = order[i]
-    const sum = { parameters: 0, pending: 0 }
-    for (const c of kids(g)) {
-      if (c.row) {
-        if (Number.isNaN(c.parameters)) sum.pending++
-        else sum.parameters += c.parameters
-      } else {
-        const k = /** @type {{ parameters: number, pending: number }} */ (counts.get(c))
-        sum.parameters += k.parameters
-        sum.pending += k.pending
-      }
-    }
-    counts.set(g, sum)
-  }
-  return counts
 }
 
 /** 1,234,567 as "1.23 M", as the summary writes parameter counts. @param {number} n */
