@@ -86,6 +86,16 @@ async function main(argv) {
   return command.run(rest)
 }
 
+// A reader that stops reading (`inspect big.safetensors | head`) closes the pipe. The rest of
+// the output has nowhere to go, which is no failure of the command: it runs to its end (a convert
+// finishes, or removes its temporary file) and exits with its own code.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (/** @type {NodeJS.ErrnoException} */ error) => {
+    if (error.code !== 'EPIPE') throw error
+    stream.destroy()
+  })
+}
+
 // Set when the command ends. Node exits when nothing is left to wait on: a command still waiting
 // then (on a read that can no longer settle) has not succeeded, whatever exit code was set.
 let settled = false

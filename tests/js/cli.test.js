@@ -1,7 +1,7 @@
 // The command line, run as a user runs it: `node js/cli/main.js ...` in a child process.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile as fsWriteFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -117,4 +117,22 @@ test('usage errors: exit code 2', () => {
   const help = run(CLI, '--help')
   assert.equal(help.code, 0)
   assert.match(help.stdout, /^usage: safetensors-wasm/)
+})
+
+test('a reader that closes the pipe early (`inspect big | head`): no stack trace, the command\'s own exit code', async () => {
+  // 4,000 tensors: the listing is far past a pipe's 64 KiB buffer, so writes meet the closed pipe.
+  const many = join(dir, 'many.safetensors')
+  /** @type {Record<string, { dtype: 'F32', shape: number[], data: Float32Array }>} */
+  const tensors = {}
+  for (let i = 0; i < 4000; i++) tensors[`model.layers.${i}.self_attn.q_proj.weight`] = { dtype: 'F32', shape: [1], data: new Float32Array([i]) }
+  await fsWriteFile(many, await serialize(tensors))
+  const child = spawn(process.execPath, [CLI, 'inspect', many], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (/** @type {string} */ s) => { stderr += s })
+  const first = await new Promise((resolve) => child.stdout.once('data', resolve))
+  child.stdout.destroy()  // as `head` exits after its lines
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  assert.match(String(first), /^file {8}/)
+  assert.equal(stderr, '')
+  assert.equal(code, 0)
 })
