@@ -472,12 +472,10 @@ Error parseHeader(const uint8_t* json, size_t length, uint64_t fileLength, Heade
     out.hasMetadata = false;
     if (Error e = parseHeaderJson(text, text + length, 8, out)) return e;
   }
-  // Writers list tensors in offset order, mostly: then the (stable) sort has nothing to do.
-  const auto byOffsets = [](const TensorInfo& a, const TensorInfo& b) {
+  // Writers list tensors in offset order, mostly: then mergeSort only checks that they are.
+  mergeSort(out.tensors, [](const TensorInfo& a, const TensorInfo& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  };
-  if (!std::is_sorted(out.tensors.begin(), out.tensors.end(), byOffsets))
-    mergeSort(out.tensors, byOffsets);
+  });
   if (Error e = checkDuplicates(out, 8)) return e;
   return validateLayout(out);
 }

@@ -43,6 +43,32 @@ TEST_CASE("mergeSort is a stable sort") {
   }
 }
 
+TEST_CASE("mergeSort is a stable sort of input partly or wholly in order") {
+  std::mt19937 rng(13);
+  const auto byKey = [](auto& a, auto& b) { return a.first < b.first; };
+  for (size_t n : {2u, 3u, 9u, 100u, 1000u, 4097u}) {
+    std::vector<std::vector<int>> keyLists;
+    std::vector<int> keys(n);
+    for (size_t i = 0; i < n; ++i) keys[i] = static_cast<int>(i / 3);  // in order, with ties
+    keyLists.push_back(keys);
+    keyLists.emplace_back(keys.rbegin(), keys.rend());  // reversed
+    auto swapped = keys;  // in order but for one pair
+    std::swap(swapped[n / 2], swapped[n - 1]);
+    keyLists.push_back(swapped);
+    std::vector<int> runs(n);  // runs in order, each starting anew
+    for (size_t i = 0; i < n; ++i) runs[i] = static_cast<int>((i % (1 + rng() % 17)) + rng() % 2);
+    keyLists.push_back(runs);
+    for (const auto& list : keyLists) {
+      std::vector<std::pair<int, int>> items(n);
+      for (size_t i = 0; i < n; ++i) items[i] = {list[i], static_cast<int>(i)};
+      auto expected = items;
+      std::stable_sort(expected.begin(), expected.end(), byKey);
+      mergeSort(items, byKey);
+      REQUIRE(items == expected);
+    }
+  }
+}
+
 TEST_CASE("orderByName gives the indices in name order, equal names in index order") {
   std::mt19937 rng(3);
   std::vector<std::string> names(3000);
