@@ -191,6 +191,21 @@ export function describeFailure(error, href, what) {
     const said = detail && detail !== code ? `${code} (${detail})` : code
     return { message: `${what}: ${said}`, permanent: PERMANENT.test(code) }
   }
+  // Node's fetch refuses the ports the Fetch standard blocks (6000, 6665-6669, ...) with a bare
+  // "bad port" under "fetch failed"; a browser refuses them too, saying nothing.
+  let reason = null
+  for (let e = /** @type {any} */ (error)?.cause, depth = 0; e && typeof e === 'object' && depth < 8; e = e.cause, depth++) {
+    if (typeof e.message === 'string' && e.message !== '') reason = e.message
+  }
+  if (reason === 'bad port') {
+    let port = ''
+    try { port = new URL(href).port } catch { /* the message goes without it */ }
+    return {
+      message: `${what}: fetch refuses to connect to port ${port}, one of the ports the Fetch standard ` +
+        'blocks, as browsers do; serve the file on another port',
+      permanent: true,
+    }
+  }
   const page = /** @type {any} */ (globalThis).location?.origin
   const origin = safeOrigin(href)
   if (error instanceof TypeError && typeof page === 'string' && origin !== null && origin !== page) {
@@ -202,7 +217,7 @@ export function describeFailure(error, href, what) {
       permanent: false,
     }
   }
-  return { message: `${what}: ${top}`, permanent: false }
+  return { message: `${what}: ${reason && reason !== top ? `${top} (${reason})` : top}`, permanent: false }
 }
 
 /** A URL without its query: a signed URL's query is a credential of sorts, kept out of messages.

@@ -260,6 +260,17 @@ test('a refused connection names ECONNREFUSED and is not retried', async () => {
   assert.equal(calls, 1)
 })
 
+test('a port fetch blocks (6000, as browsers do) is named as such and not retried', async () => {
+  const url = 'http://127.0.0.1:6000/model.safetensors'
+  await fails(open(url), 'NetworkError', /: fetch refuses to connect to port 6000, one of the ports the Fetch standard blocks.*another port$/)
+  let calls = 0
+  await fails(open(url, { fetch: (input, init) => { calls++; return fetch(input, init) }, retryDelay: 1 }), 'NetworkError', /port 6000/)
+  assert.equal(calls, 1)
+  // Another failure without a code keeps the reason undici gives under "fetch failed".
+  const odd = async () => { throw new TypeError('fetch failed', { cause: new Error('something odd') }) }
+  await fails(open('https://models.example/model.safetensors', { fetch: odd, retryDelay: 1 }), 'NetworkError', /: fetch failed \(something odd\)$/)
+})
+
 test('a name that does not resolve is not retried either (the error as undici gives it)', async () => {
   let calls = 0
   const dns = Object.assign(new Error('getaddrinfo ENOTFOUND models.example'), { code: 'ENOTFOUND' })
