@@ -324,6 +324,10 @@ async function loadHeaders(m, then) {
   headerRun = controller
   const h = /** @type {import('./modules/model.js').HeaderState} */ (m.headers)
   setBusy(true)
+  if (h.ended) {
+    h.ended = false
+    renderSummary(ui.summary, m)
+  }
   showHeaderProgress(m, 'reading')
   let timer = /** @type {ReturnType<typeof setTimeout> | null} */ (null)
   let pause = REDRAW
@@ -367,6 +371,7 @@ async function loadHeaders(m, then) {
     else browser.update({ tree: true })
     showQuantNotes(m, then.notes)
   } else {
+    h.ended = headerRun === null  // else another reading of them has begun
     renderSummary(ui.summary, m)
     browser.update({ tree: true })
     if (h.failed.size > 0) showShardFailures(h.failed, h.total)

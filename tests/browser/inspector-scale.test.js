@@ -14,6 +14,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bytesBody, findFile, startServer } from '../../web-demo/serve.js'
+import { formatBytes } from '../../js/format.js'
 import { makeShardedSet, kimiK3 } from '../js/sharded-fixtures.js'
 import { launchChromium, newPage, skip, waitOpened } from './chromium.js'
 
@@ -304,7 +305,8 @@ test('Cancel keeps the headers read and the names; a tensor of a shard not read 
   assert.equal(await page.textContent('#headers-button'), 'Read the rest')
   assert.equal(await page.getAttribute('#summary', 'aria-busy'), null, 'not busy once stopped')
   assert.ok(await page.isHidden('#error'), 'a cancel is no error')
-  assert.match(await page.textContent('.tile:nth-child(2)') ?? '', /4 of 12 shard headers read/)
+  assert.equal(await page.textContent('.tile:nth-child(2)'), 'Headers4 of 12shard headers read; stopped')
+  assert.equal(await page.textContent('.tile:nth-child(4)'), 'Parameters—not counted: 8 of the shard headers unread')
   // Rows of shards read have their dtype; the others …
   const readName = small.names.find((n) => small.shardOfName(n) === small.shardPaths[0]) ?? ''
   const pendingName = small.names.find((n) => small.shardOfName(n) === small.shardPaths[6] && n.endsWith('up_proj.weight')) ?? ''
@@ -361,6 +363,10 @@ test('shards that cannot be read are listed in the error area; their tensors sta
   assert.equal(await page.textContent('#headers-text'),
     '10 of 12 shard headers read; 2 could not be read (listed above). The other shards’ tensors are listed from the index; selecting one reads its shard.')
   assert.equal(await page.textContent('#headers-button'), 'Try again')
+  // The summary says the reading is over: how many were read, and that parameters are not counted.
+  assert.deepEqual(await page.$$eval('.tile', (tiles) => tiles.map((t) => t.textContent)), [
+    `File size${formatBytes(small.totalSize)}of tensor data, as the index says`, 'Headers10 of 12shard headers read; 2 could not be read',
+    'Tensors5,000', 'Parameters—not counted: 2 of the shard headers unread'])
   // A tensor of a failed shard: listed, its values unknown.
   const lost = small.names.find((n) => small.shardOfName(n) === small.allShardPaths[MISSING[0]]) ?? ''
   await page.fill('#tensor-filter', lost)

@@ -38,9 +38,10 @@ import { nameFinder } from '../../js/name-finder.js'
  *   rows: what the tensor list shows (plain tensors and quantized weights, parts folded);
  *   stored: every stored tensor; quantError: what quantized() threw, or null; headers: a sharded
  *   set's shard headers read so far (null for a single file); shardRows: each shard's rows
- * @typedef {{ read: Set<string>, failed: Map<string, unknown>, total: number, complete: boolean }} HeaderState
+ * @typedef {{ read: Set<string>, failed: Map<string, unknown>, total: number, complete: boolean, ended: boolean }} HeaderState
  *   read: the shards whose rows are filled in; failed: those that could not be read, and why;
- *   complete: every header read and the summary made whole (completeSharded)
+ *   complete: every header read and the summary made whole (completeSharded); ended: the last
+ *   reading of them is over (stopped, or some failed) and none is under way
  */
 
 /** @typedef {{ config: Record<string, unknown> | undefined, from: string | null }} ConfigUse */
@@ -224,7 +225,7 @@ function shardedModel(f, label, source, config) {
     shards: paths.map((path) => ({ path, byteLength: NaN, headerLength: NaN, tensors: shardRows.get(path)?.length ?? 0, metadata: null })),
     rows, stored: rows, parameters: { total: NaN, byDtype: {} }, quantized: [], quantizedError: null, quantError: config.refused,
     config: { from: config.from, used: config.used },
-    headers: { read: new Set(), failed: new Map(), total: paths.length, complete: false }, shardRows,
+    headers: { read: new Set(), failed: new Map(), total: paths.length, complete: false, ended: false }, shardRows,
   }
 }
 

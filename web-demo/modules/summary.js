@@ -3,7 +3,8 @@
  * quantization scheme: a quantized weight counts its logical values once, under its scheme),
  * the quantized weights by scheme, metadata (JSON-looking values pretty-printed) and, for a
  * sharded set, its shards. While a sharded set's shard headers are being read, what needs them
- * shows … (the file size from the index's total_size where it has one).
+ * shows … (the file size from the index's total_size where it has one); once the reading is
+ * over with some unread (stopped, or failed), how many were read and that the rest is not counted.
  */
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatPercent } from './format.js'
@@ -21,6 +22,9 @@ const SCHEME_COLOURS = /** @type {Record<string, string>} */ ({
   'fp8-block': '#d9480f', mxfp4: '#c2255c', nvfp4: '#9c36b5', gptq: '#0c8599', awq: '#2b8a3e', 'bnb-nf4': '#e67700', 'ct-pack': '#5f3dc4',
 })
 
+/** What a count shows that cannot be made (a sharded set's headers not all read, none being read). */
+const NOT_COUNTED = '—'
+
 /**
  * @param {HTMLElement} section
  * @param {import('./model.js').Model} model
@@ -30,6 +34,8 @@ export function renderSummary(section, model) {
   const headers = model.headers
   const partial = headers !== null && headers !== undefined && !headers.complete
   const read = partial ? `${formatCount(headers.read.size)} of ${formatCount(headers.total)} shard headers read` : ''
+  const ended = partial && headers.ended
+  const unread = ended ? headers.failed.size ? `${formatCount(headers.failed.size)} could not be read` : 'stopped' : ''
   const total = Number(model.metadata?.total_size)
   const sizeTile = !partial ? [formatBytes(model.byteLength), `${formatCount(model.byteLength)} bytes`]
     : Number.isFinite(total) && total >= 0 ? [formatBytes(total), 'of tensor data, as the index says'] : [UNKNOWN, read]
@@ -46,10 +52,12 @@ export function renderSummary(section, model) {
       el('span', { class: 'badge', text: sharded ? `sharded · ${model.shards?.length} ${model.source === 'local' ? 'local ' : ''}shards` : model.source === 'local' ? 'local file' : model.source === 'hub' ? 'Hugging Face Hub file' : 'remote file' })),
     el('dl', { class: 'tiles' },
       tile('File size', sizeTile[0], sizeTile[1]),
-      partial ? tile('Headers', UNKNOWN, read)
+      ended ? tile('Headers', `${formatCount(headers.read.size)} of ${formatCount(headers.total)}`, `shard headers read; ${unread}`)
+        : partial ? tile('Headers', UNKNOWN, read)
         : tile(sharded ? 'Headers' : 'Header', formatBytes(model.headerLength), `${formatCount(model.headerLength)} bytes${sharded ? ' in all' : ''}`),
       tile('Tensors', formatCount(model.stored?.length ?? model.rows.length), quantized.length ? `${formatCount(quantized.length)} quantized ${quantized.length === 1 ? 'weight' : 'weights'}` : ''),
-      partial ? tile('Parameters', UNKNOWN, 'counted once every shard header is read') : tile('Parameters', compactCount(params), formatCount(params))),
+      ended ? tile('Parameters', NOT_COUNTED, `not counted: ${formatCount(headers.total - headers.read.size)} of the shard headers unread`)
+        : partial ? tile('Parameters', UNKNOWN, 'counted once every shard header is read') : tile('Parameters', compactCount(params), formatCount(params))),
     dtypes.length ? el('div', { class: 'dtype-breakdown' },
       el('h3', { text: Object.keys(byScheme).length ? 'Parameters by dtype and quantization scheme' : 'Parameters by dtype' }),
       el('div', { class: 'dtype-bar', role: 'img', 'aria-label': dtypes.map(([d, n]) => `${d} ${formatPercent(n, params)}`).join(', ') },
