@@ -236,20 +236,27 @@ test('a quantized weight exports dequantized, as float32 in its logical shape, w
 /** Parameters of the sample under `path` (a group's dotted prefix). @param {string} path @param {(shard: string) => boolean} [counted] */
 function parametersUnder(path, counted = () => true) {
   let parameters = 0
+  let bytes = 0
   let pending = 0
   for (const [name, t] of sample) {
     if (name !== path && !name.startsWith(`${path}.`)) continue
-    if (counted(t.shard)) parameters += t.elements
-    else pending++
+    if (counted(t.shard)) {
+      parameters += t.elements
+      bytes += t.byteLength
+    } else pending++
   }
-  return { parameters, pending }
+  return { parameters, pending, bytes }
 }
 
 /** Every group's parameter span in the tree. @param {import('playwright-core').Page} page */
 function treeParams(page) {
   return page.$$eval('#panel-tree .tree-params', (els) => els.map((e) => {
     const d = /** @type {HTMLElement} */ (e).dataset
-    return { path: d.path ?? '', parameters: Number(d.parameters), pending: d.pending === undefined ? null : Number(d.pending), text: e.textContent ?? '' }
+    const size = /** @type {HTMLElement} */ (e.closest('summary')?.querySelector('.tree-size'))
+    return {
+      path: d.path ?? '', parameters: Number(d.parameters), pending: d.pending === undefined ? null : Number(d.pending), text: e.textContent ?? '',
+      size: size?.textContent ?? '', bytes: size?.dataset.bytes === undefined ? null : Number(size.dataset.bytes),
+    }
   }))
 }
 
@@ -285,8 +292,9 @@ test('the tree gives each group its parameters; a sharded set partial ones (≥)
       continue
     }
     partial++
-    assert.deepEqual({ parameters: g.parameters, pending: g.pending }, want, g.path)
+    assert.deepEqual({ parameters: g.parameters, pending: g.pending, bytes: g.bytes }, want, g.path)
     assert.ok(g.text.startsWith(want.parameters > 0 ? '≥ ' : '…'), `${g.path}: marked partial (${g.text})`)
+    assert.equal(g.size, want.bytes > 0 ? `≥ ${formatBytes(want.bytes)}` : '…', `${g.path}: its size, partial`)
   }
   assert.ok(partial > 0, 'some groups wait for the slow shard')
   await page.locator('#panel-tree').screenshot({ path: join(ARTIFACTS, 'tree-parameters-partial.png') })

@@ -135,8 +135,7 @@ export class TensorTree {
           el('summary', {},
             el('span', { class: 'tree-name mono' }, ...visible(c.name)),
             el('span', { class: 'tree-meta' }, groupMeta(c), ' · ', this.#params(c)),
-            // NaN while some of its tensors' shard headers are pending.
-            el('span', { class: 'tree-size', text: Number.isNaN(c.byteLength) ? UNKNOWN : formatBytes(c.byteLength) })),
+            this.#size(c)),
           list)
         ul.append(el('li', {}, details))
         if (c.repeat) list.append(this.#repeatNote(c, list, depth + 1, openDepth))
@@ -207,6 +206,23 @@ export class TensorTree {
       return el('span', { class: 'tree-params', dataset: { parameters: String(g.parameters), path: g.path },
         title: `${formatCount(g.parameters)} parameters`, text: `${compactCount(g.parameters)} params` })
     }
+    const k = this.#known(g)
+    return el('span', {
+      class: 'tree-params tree-params-partial', dataset: { parameters: String(k.parameters), pending: String(k.pending), path: g.path },
+      title: `${formatCount(k.parameters)} parameters in the tensors whose shard headers are read; ${formatCount(k.pending)} ${k.pending === 1 ? 'tensor is' : 'tensors are'} not counted yet`,
+      text: k.parameters > 0 ? `≥ ${compactCount(k.parameters)} params` : `${UNKNOWN} params`,
+    })
+  }
+
+  /** A group's size; while some of its tensors' shard headers are pending, that of the others marked ≥. @param {TreeNode} g */
+  #size(g) {
+    if (!Number.isNaN(g.byteLength)) return el('span', { class: 'tree-size', text: formatBytes(g.byteLength) })
+    const k = this.#known(g)
+    return el('span', { class: 'tree-size', dataset: { bytes: String(k.byteLength) }, text: k.byteLength > 0 ? `≥ ${formatBytes(k.byteLength)}` : UNKNOWN })
+  }
+
+  /** The totals of a group's tensors whose shard headers are read. @param {TreeNode} g */
+  #known(g) {
     this.known ??= knownTotals(this.root)
     let k = this.known.get(g)
     if (!k) {
@@ -214,11 +230,7 @@ export class TensorTree {
       for (const [n, v] of knownTotals(g)) this.known.set(n, v)
       k = /** @type {import('../../js/name-tree.js').KnownTotals} */ (this.known.get(g))
     }
-    return el('span', {
-      class: 'tree-params tree-params-partial', dataset: { parameters: String(k.parameters), pending: String(k.pending), path: g.path },
-      title: `${formatCount(k.parameters)} parameters in the tensors whose shard headers are read; ${formatCount(k.pending)} ${k.pending === 1 ? 'tensor is' : 'tensors are'} not counted yet`,
-      text: k.parameters > 0 ? `≥ ${compactCount(k.parameters)} params` : `${UNKNOWN} params`,
-    })
+    return k
   }
 
   /** @param {TreeNode} n a tensor */
