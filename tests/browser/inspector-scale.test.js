@@ -371,7 +371,12 @@ test('shards that cannot be read are listed in the error area; their tensors sta
   const lost = small.names.find((n) => small.shardOfName(n) === small.allShardPaths[MISSING[0]]) ?? ''
   await page.fill('#tensor-filter', lost)
   await page.waitForSelector(`#panel-table tr[data-name="${lost}"]`)
-  assert.deepEqual(await page.$$eval(`#panel-table tr[data-name="${lost}"] td`, (tds) => tds.slice(1, 4).map((td) => td.textContent)), ['…', '…', '…'])
+  assert.deepEqual(await page.$$eval(`#panel-table tr[data-name="${lost}"] td`, (tds) => tds.slice(1, 4).map((td) => td.textContent)), ['?', '?', '?'])
+  assert.match(await page.getAttribute(`#panel-table tr[data-name="${lost}"] td.col-dtype span`, 'title') ?? '', /could not be read/)
+  await page.click('#tab-tree')
+  const leaf = page.locator(`#panel-tree button.tree-leaf[data-name="${lost}"]`)
+  assert.deepEqual([await leaf.locator('.tree-meta').textContent(), await leaf.locator('.tree-size').textContent()], ['?', '?'])
+  await page.click('#tab-table')
   assert.equal(await page.getAttribute('#summary', 'aria-busy'), null)
   await page.screenshot({ path: join(ARTIFACTS, 'scale-failed-shards.png') })
   await done()

@@ -19,12 +19,13 @@ import { nameFinder } from '../../js/name-finder.js'
 /**
  * @typedef {import('../../js/index.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('../../js/overview.js').Row & { quant?: QuantRow, partOf?: string, role?: string,
- *   pending?: boolean, missing?: boolean }} Row
+ *   pending?: boolean, missing?: boolean, unreadable?: boolean }} Row
  *   quant: on a quantized weight's row (its `dtype` is then the scheme's name, its `shape` the
  *   logical shape, `elements` the logical count, `byteLength` the sum of its parts'); partOf and
  *   role: on a part's row, the logical weight it belongs to and its role; pending: a sharded
  *   set's row whose shard header is not read yet (dtype '', shape [], numbers NaN); missing: its
- *   shard's header was read and has no such tensor (still pending)
+ *   shard's header was read and has no such tensor (still pending); unreadable: its shard's header
+ *   could not be read on the last try (still pending)
  * @typedef {{ scheme: string, details: Record<string, unknown>, parts: Row[] }} QuantRow
  * @typedef {import('../../js/quant/detect.js').QuantizedWeight} QuantEntry
  * @typedef {import('../../js/overview.js').ShardSummary} ShardSummary

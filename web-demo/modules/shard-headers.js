@@ -90,6 +90,7 @@ export async function readHeaders(model, options) {
     } catch (error) {
       if (signal.aborted) throw error
       state.failed.set(path, error)
+      for (const r of model.shardRows?.get(path) ?? []) if (r.pending) r.unreadable = true
     }
     options.onShard(path)
   })

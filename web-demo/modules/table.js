@@ -39,6 +39,8 @@ const NARROW = 24
 /** The sizer's height at most: browsers cap an element's height (Firefox near 17.9 million px);
  * past this, the scroll bar's range stands for all the rows, scaled. */
 const MAX_SIZER = 10_000_000
+/** Shown for what a pending row's shard header would give, once that header could not be read. */
+export const UNREADABLE = '?'
 /** Shown for what a pending row's shard header has not given yet. */
 export const UNKNOWN = '…'
 
@@ -630,12 +632,14 @@ export class TensorTable {
     return this.#value(c, r)
   }
 
-  /** A value cell: … while the row's shard header is pending, – when its shard lacks it. @param {Column} c @param {Row} r */
+  /** A value cell: … while the row's shard header is pending, ? when it could not be read, – when
+   * its shard lacks it. @param {Column} c @param {Row} r */
   #value(c, r) {
     if ((r.pending || r.missing) && c.key !== 'shard') {
       return [el('span', {
-        class: r.missing ? 'missing' : 'unknown', text: r.missing ? '–' : UNKNOWN,
-        title: r.missing ? 'The index names this tensor, but its shard’s header does not hold it' : 'Its shard’s header is not read yet',
+        class: r.missing ? 'missing' : 'unknown', text: r.missing ? '–' : r.unreadable ? UNREADABLE : UNKNOWN,
+        title: r.missing ? 'The index names this tensor, but its shard’s header does not hold it'
+          : r.unreadable ? 'Its shard’s header could not be read (see the error above)' : 'Its shard’s header is not read yet',
       })]
     }
     if (c.key === 'shape' && this.scalars && isScalar(r)) return scalarCell(this.scalars.get(r))

@@ -20,7 +20,7 @@
 import { JOINED_MARK, MAX_TREE_DEPTH, foldRepeats, indexNames, knownTotals, treeOf } from '../../js/name-tree.js'
 import { el, visible } from './dom.js'
 import { escapeInvisible, formatBytes, formatCount, formatShape } from './format.js'
-import { UNKNOWN, schemeBadge } from './table.js'
+import { UNKNOWN, UNREADABLE, schemeBadge } from './table.js'
 
 /**
  * @typedef {import('./model.js').Row} Row
@@ -247,8 +247,8 @@ export class TensorTree {
       ...visible(n.name)),
     r.quant
       ? el('span', { class: 'tree-meta mono' }, schemeBadge(r.quant.scheme), ` ${formatShape(r.shape)}`)
-      : el('span', { class: 'tree-meta mono', text: r.pending ? UNKNOWN : `${r.dtype} ${formatShape(r.shape)}` }),
-    el('span', { class: 'tree-size', text: r.pending ? UNKNOWN : formatBytes(r.byteLength) }))
+      : el('span', { class: 'tree-meta mono', text: r.pending ? pendingMark(r) : `${r.dtype} ${formatShape(r.shape)}` }),
+    el('span', { class: 'tree-size', text: r.pending ? pendingMark(r) : formatBytes(r.byteLength) }))
     if (!r.quant) return el('li', {}, leaf)
     const parts = r.quant.parts
     return el('li', {}, leaf, el('details', { class: 'tree-parts', open: parts.some((p) => this.selectedPart && p.name === this.selected) },
@@ -276,6 +276,11 @@ export class TensorTree {
       }
     }
   }
+}
+
+/** What a pending row shows for what its shard header gives. @param {Row} r */
+function pendingMark(r) {
+  return r.unreadable ? UNREADABLE : UNKNOWN
 }
 
 /** A group's count: its tensors, or for a folded run, how many alike groups of how many tensors. @param {TreeNode} g */
