@@ -52,7 +52,8 @@ TEST_CASE("mergeSort is a stable sort of input partly or wholly in order") {
     for (size_t i = 0; i < n; ++i) keys[i] = static_cast<int>(i / 3);  // in order, with ties
     keyLists.push_back(keys);
     keyLists.emplace_back(keys.rbegin(), keys.rend());  // reversed
-    auto swapped = keys;  // in order but for one pair
+    // In order but for one pair.
+    auto swapped = keys;
     std::swap(swapped[n / 2], swapped[n - 1]);
     keyLists.push_back(swapped);
     std::vector<int> runs(n);  // runs in order, each starting anew
