@@ -12,8 +12,10 @@
  * quantized weight becomes one tensor under its logical name, its dequantized values cast to
  * the dtype, its parts left out; the other tensors are copied as they are. A weight is read by
  * pieces of rows (js/cli/quant.js: 16 MiB of float32 at a time), so memory stays bounded by a
- * piece plus the largest plain tensor. A sharded input (its index) gives a new sharded set: the
- * shards no larger than the input's largest, and their own model.safetensors.index.json.
+ * piece plus the largest plain tensor.
+ *
+ * A sharded input (its index) gives a new sharded set, with or without --dequantize: the shards
+ * no larger than the input's largest, and their own model.safetensors.index.json, written last.
  */
 import { mkdir, rename, stat, unlink, writeFile as fsWriteFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -21,7 +23,7 @@ import { castChunks } from '../cast.js'
 import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, onlyFilter, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
 import { dequantizedPieces } from './quant.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
-import { SafetensorsFile, ShardedFile, open } from '../node.js'
+import { ShardedFile, open } from '../node.js'
 import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
 import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
@@ -33,7 +35,9 @@ export const CONVERTED_DTYPES = new Set(['F64', 'F32', 'F16', 'BF16'])
 export { namePattern } from './common.js'
 
 /**
- * Converts a safetensors file (a path or a URL) to a new file at `output`.
+ * Converts a safetensors file (a path or a URL) to a new file at `output`. A sharded set (its
+ * index) gives a new sharded set, as dequantizeCheckpoint writes one: `output` is a folder or the
+ * `*.index.json` to write.
  * @param {string | URL} input
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
@@ -41,34 +45,38 @@ export { namePattern } from './common.js'
  *   overwrite?: boolean }} options
  *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written;
  *   overwrite: false to refuse an output that exists (default true; never the input)
- * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number }>}
+ * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number,
+ *   shards?: string[], index?: string }>} shards, index: the files of a sharded output
  */
 export async function convertFile(input, output, options) {
   const { dtype, only = () => true, signal } = options
   if (!['F32', 'BF16', 'F16'].includes(dtype))
     throw new SafetensorsError('InvalidArgument', `cannot convert to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
-  if (await sameFile(input, output))
-    throw new SafetensorsError('InvalidArgument', `${output} is the input file: convert writes a new file, choose another output`)
-  if (options.overwrite === false) await refuseExisting([output])
   const core = await loadCore()
   const f = await open(input, { ...options.openOptions, signal })
   try {
-    if (!(f instanceof SafetensorsFile))
-      throw new SafetensorsError('InvalidArgument', `${String(input)} is a sharded index: convert its shards one by one`)
+    const sharded = f instanceof ShardedFile
+    if (!sharded) {
+      if (await sameFile(input, output))
+        throw new SafetensorsError('InvalidArgument', `${output} is the input file: convert writes a new file, choose another output`)
+      if (options.overwrite === false) await refuseExisting([output])
+    }
     const names = f.names.filter((name) => only(name))
     if (names.length === 0 && f.names.length > 0)
       throw new SafetensorsError('InvalidArgument', `--only keeps none of the ${f.names.length} tensors of ${String(input)}`)
+    if (sharded) await f.loadHeaders({ signal })
     // The parts of quantized weights (scales, zero points...) are copied as they are: a cast
     // would change what the weights decode to (convert --dequantize decodes them instead).
     const parts = new Set()
     try {
-      for (const q of f.quantized()) for (const part of Object.values(q.parts)) parts.add(part)
-    } catch {
+      for (const q of await f.quantized({ signal })) for (const part of Object.values(q.parts)) parts.add(part)
+    } catch (error) {
       // An inconsistent quantized checkpoint: its tensors are cast as plain ones.
+      if (signal?.aborted) throw error
     }
+    const infos = sharded ? await Promise.all(names.map((name) => f.info(name, { signal }))) : names.map((name) => f.info(name))
     let cast = 0
-    const entries = names.map((name) => {
-      const { dtype: from, shape, byteLength: inLength } = f.info(name)
+    const entries = infos.map(({ name, dtype: from, shape, byteLength: inLength }) => {
       const to = CONVERTED_DTYPES.has(from) && !parts.has(name) ? dtype : from
       if (to !== from) cast++
       const elements = elementCount(shape)
@@ -87,9 +95,11 @@ export async function convertFile(input, output, options) {
       }
     })
     throwIfAborted(signal)
+    const summary = { tensors: names.length, cast, copied: names.length - cast, dropped: f.names.length - names.length }
+    if (sharded) return { ...summary, ...await writeShardedSet(f, input, output, entries, options) }
     const plan = await planFile(entries, f.metadata)
     await writePlanned(output, plan, { signal, onProgress: options.onProgress })
-    return { tensors: names.length, cast, copied: names.length - cast, dropped: f.names.length - names.length, byteLength: plan.fileLength }
+    return { ...summary, byteLength: plan.fileLength }
   } finally {
     await f.close()
   }
@@ -210,8 +220,8 @@ export async function dequantizeCheckpoint(input, output, options) {
 }
 
 /**
- * The sharded half of dequantizeCheckpoint: groups `entries` into shards, writes them, then
- * the index.
+ * The sharded half of convertFile and dequantizeCheckpoint: groups `entries` into shards, each at
+ * most as large as the input's largest, writes them, then the index.
  * @param {ShardedFile} f
  * @param {string | URL} input
  * @param {string} output
@@ -394,12 +404,15 @@ export async function main(argv, io) {
     const r = await convertFile(input, output, common)
     bar.done()
     if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
-    else io.stdout.write(`${output}: ${r.tensors} tensors (${r.cast} cast to ${target}, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out` : ''}), ${r.byteLength} bytes\n`)
+    else {
+      const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
+      io.stdout.write(`${where}${r.tensors} tensors (${r.cast} cast to ${target}, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out` : ''}), ${r.byteLength} bytes\n`)
+    }
     return 0
   } catch (error) {
     bar.done()
     if (!controller.signal.aborted) throw error
-    io.stderr.write(`interrupted: ${output} was not written${flags.dequantize && /\.index\.json$/i.test(input) ? ' (its index is written last: the shards written so far are not a set without it)' : ''}\n`)
+    io.stderr.write(`interrupted: ${output} was not written${/\.index\.json$/i.test(input) ? ' (its index is written last: the shards written so far are not a set without it)' : ''}\n`)
     return 130
   } finally {
     process.off('SIGINT', interrupt)

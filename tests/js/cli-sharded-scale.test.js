@@ -6,9 +6,12 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SHARD_CONCURRENCY } from '../../js/cli/common.js'
 import { formatBytes, formatCount } from '../../js/format.js'
+import { open } from '../../js/node.js'
 import { startServer } from './http-server.js'
 import { deepseek163, glm282, kimiK2, makeShardedSet, serveSet, writeSet } from './sharded-fixtures.js'
 
@@ -303,4 +306,38 @@ test('inspect --tree shows a run of alike numbered groups once (experts.{0..7});
   const misuse = await run('inspect', w.indexPath, '--unfold')
   assert.equal(misuse.code, 2, 'a usage mistake')
   assert.match(misuse.stderr, /--unfold goes with --tree/)
+})
+
+test('convert of a sharded set (its index) casts every shard into a new set with its own index; the input is never written over', async () => {
+  const set = makeShardedSet({ tensors: 300, shards: 12 })
+  const index = await folder(set)
+  const inputs = await Promise.all([index, ...set.shardPaths.map((p) => join(dirname(index), p))].map((p) => readFile(p)))
+  const out = join(dirname(index), 'f32')
+  const r = await run('convert', index, out, '--dtype', 'f32')
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, new RegExp(`^${out.replaceAll('/', '\\/')}/model\\.safetensors\\.index\\.json: \\d+ shards, 300 tensors \\(300 cast to F32, 0 copied\\), \\d+ bytes\\n$`))
+  const f = /** @type {import('../../js/node.js').ShardedFile} */ (/** @type {unknown} */ (await open(join(out, 'model.safetensors.index.json'))))
+  try {
+    assert.deepEqual([...f.names].sort(), set.names.slice().sort())
+    // BF16 to F32: twice the bytes, as the new index's total_size says.
+    assert.equal(f.metadata?.total_size, 2 * set.totalSize)
+    for (const name of set.names) {
+      const t = await f.tensor(name)
+      assert.equal(t.dtype, 'F32', name)
+      assert.deepEqual([...new Set(/** @type {Float32Array} */ (t.data))], [set.valueOf(name)], name)
+      t.dispose()
+    }
+  } finally {
+    await f.close()
+  }
+  assert.equal((await run('verify', join(out, 'model.safetensors.index.json'))).code, 0)
+  // Again: the files exist (refused without --force); the input's folder: refused, as it holds the input.
+  const again = await run('convert', index, out, '--dtype', 'f32')
+  assert.equal(again.code, 1)
+  assert.match(again.stderr, /exists: convert does not replace a file unless --force/)
+  const over = await run('convert', index, dirname(index), '--dtype', 'bf16', '--force')
+  assert.equal(over.code, 1)
+  assert.match(over.stderr, /is a file of the input set/)
+  const after = await Promise.all([index, ...set.shardPaths.map((p) => join(dirname(index), p))].map((p) => readFile(p)))
+  assert.ok(after.every((bytes, i) => bytes.equals(inputs[i])), 'the input set is unchanged')
 })
