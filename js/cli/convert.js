@@ -42,9 +42,10 @@ export { namePattern } from './common.js'
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
  *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
- *   overwrite?: boolean }} options
+ *   overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void }} options
  *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written;
- *   overwrite: false to refuse an output that exists (default true; never the input)
+ *   overwrite: false to refuse an output that exists (default true; never the input); onHeaders: a
+ *   sharded input's shard headers read so far (loadHeaders's onProgress)
  * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number,
  *   shards?: string[], index?: string }>} shards, index: the files of a sharded output
  */
@@ -64,7 +65,7 @@ export async function convertFile(input, output, options) {
     const names = f.names.filter((name) => only(name))
     if (names.length === 0 && f.names.length > 0)
       throw new SafetensorsError('InvalidArgument', `--only keeps none of the ${f.names.length} tensors of ${String(input)}`)
-    if (sharded) await f.loadHeaders({ signal })
+    if (sharded) await f.loadHeaders({ signal, onProgress: options.onHeaders })
     // The parts of quantized weights (scales, zero points...) are copied as they are: a cast
     // would change what the weights decode to (convert --dequantize decodes them instead).
     const parts = new Set()
@@ -123,9 +124,10 @@ export async function convertFile(input, output, options) {
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
  *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
- *   maxElements?: number, overwrite?: boolean }} options
+ *   maxElements?: number, overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void }} options
  *   only: which output tensors (by output name) to keep; maxElements: float32 values per piece read;
- *   overwrite: false to refuse an output file (the file, the index or a shard) that exists (default true)
+ *   overwrite: false to refuse an output file (the file, the index or a shard) that exists (default true);
+ *   onHeaders: as convertFile's
  * @returns {Promise<{ tensors: number, dequantized: number, copied: number, parts: number, dropped: number,
  *   byteLength: number, shards: string[] | null, index: string | null }>}
  *   parts: stored tensors left out as parts; dropped: left out by `only`; shards, index: the files of a sharded output
@@ -138,7 +140,7 @@ export async function dequantizeCheckpoint(input, output, options) {
   const f = await open(input, { ...options.openOptions, signal })
   try {
     const sharded = f instanceof ShardedFile
-    if (sharded) await f.loadHeaders({ signal })
+    if (sharded) await f.loadHeaders({ signal, onProgress: options.onHeaders })
     /** @type {import('../overview.js').QuantizedWeight[]} */
     const quantized = await f.quantized()
     /** @type {Map<string, import('../overview.js').QuantizedWeight>} */
@@ -382,11 +384,16 @@ export async function main(argv, io) {
   }
   process.on('SIGINT', interrupt)
   process.on('SIGTERM', interrupt)
+  const headerBar = progressBar(io, flags, 'shard headers', 'count')
   const bar = progressBar(io, flags, 'converting')
   try {
     const common = {
       dtype: /** @type {'F32' | 'BF16' | 'F16'} */ (target), signal: controller.signal, openOptions: opening, overwrite: Boolean(flags.force),
       only,
+      onHeaders: (/** @type {{ loaded: number, total: number }} */ p) => {
+        headerBar.update(p.loaded, p.total)
+        if (p.loaded === p.total) headerBar.done()
+      },
       onProgress: (/** @type {{ loaded: number, total: number }} */ p) => bar.update(p.loaded, p.total),
     }
     if (flags.dequantize) {
@@ -410,6 +417,7 @@ export async function main(argv, io) {
     }
     return 0
   } catch (error) {
+    headerBar.done()
     bar.done()
     if (!controller.signal.aborted) throw error
     io.stderr.write(`interrupted: ${output} was not written${/\.index\.json$/i.test(input) ? ' (its index is written last: the shards written so far are not a set without it)' : ''}\n`)

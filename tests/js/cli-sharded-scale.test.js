@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SHARD_CONCURRENCY } from '../../js/cli/common.js'
@@ -340,4 +341,26 @@ test('convert of a sharded set (its index) casts every shard into a new set with
   assert.match(over.stderr, /is a file of the input set/)
   const after = await Promise.all([index, ...set.shardPaths.map((p) => join(dirname(index), p))].map((p) => readFile(p)))
   assert.ok(after.every((bytes, i) => bytes.equals(inputs[i])), 'the input set is unchanged')
+})
+
+test('convert of a sharded set over HTTP draws the shard-header progress bar in a terminal', { skip: existsSync('/usr/bin/script') ? false : 'needs script(1) from util-linux to give the CLI a terminal' }, async () => {
+  const set = makeShardedSet({ tensors: 400, shards: 40 })
+  const url = serveSet(server, set, { folder: '/convert-bar' })
+  const dir = await mkdtemp(join(tmpdir(), 'st-convert-bar-'))
+  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  server.setLatency(150)  // the index, then the headers: past the 200 ms before a bar shows
+  try {
+    const command = [process.execPath, CLI, 'convert', url, join(dir, 'out'), '--dtype', 'f32', '--only', 'lm_head.weight'].map((a) => JSON.stringify(a)).join(' ')
+    const out = await new Promise((resolve) => {
+      execFile('/usr/bin/script', ['-qefc', command, '/dev/null'], { encoding: 'utf8', timeout: 120_000 },
+        (error, stdout) => resolve(error ? `failed: ${error.message}` : stdout))
+    })
+    const ESC = '\x1b'  // ESC [K erases the line
+    const bars = [...out.matchAll(new RegExp(`\\r${ESC}\\[Kshard headers \\[[#-]+\\] +\\d+% {2}(\\d+) / 40`, 'g'))].map((m) => Number(m[1]))
+    assert.ok(bars.length >= 1, out.slice(0, 500))
+    assert.equal(bars.at(-1), 40)
+    assert.match(out, /model\.safetensors\.index\.json: 1 shard, 1 tensors \(1 cast to F32, 0 copied, 399 left out\), \d+ bytes/)
+  } finally {
+    server.setLatency(0)
+  }
 })
