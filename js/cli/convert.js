@@ -22,6 +22,7 @@ import { basename, dirname, join } from 'node:path'
 import { castChunks } from '../cast.js'
 import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, onlyFilter, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
 import { dequantizedPieces } from './quant.js'
+import { readAhead } from './read-ahead.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { ShardedFile, open } from '../node.js'
 import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
@@ -55,6 +56,9 @@ export async function convertFile(input, output, options) {
     throw new SafetensorsError('InvalidArgument', `cannot convert to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
   const core = await loadCore()
   const f = await open(input, { ...options.openOptions, signal })
+  // Over HTTP, the tensors are read ahead of the writer (a round trip each, else one at a time).
+  /** @type {ReturnType<typeof readAhead> | null} */
+  let ahead = null
   try {
     const sharded = f instanceof ShardedFile
     if (!sharded) {
@@ -76,6 +80,11 @@ export async function convertFile(input, output, options) {
       if (signal?.aborted) throw error
     }
     const infos = sharded ? await Promise.all(names.map((name) => f.info(name, { signal }))) : names.map((name) => f.info(name))
+    const stored = new Map(infos.map((info) => [info.name, info.byteLength]))
+    /** @param {OutEntry[]} order */
+    const readInOrder = (order) => {
+      if (isRemote(input)) ahead = readAhead(f, order.map((e) => ({ name: e.name, byteLength: stored.get(e.name) ?? Infinity })), { signal })
+    }
     let cast = 0
     const entries = infos.map(({ name, dtype: from, shape, byteLength: inLength }) => {
       const to = CONVERTED_DTYPES.has(from) && !parts.has(name) ? dtype : from
@@ -86,6 +95,16 @@ export async function convertFile(input, output, options) {
         name, dtype: to, shape, byteLength,
         /** @returns {AsyncGenerator<Uint8Array, void, void>} */
         async *chunks() {
+          const t = await ahead?.take(name)
+          if (t) {
+            try {
+              if (to === from) yield t.bytes
+              else yield* castChunks(core, t.bytes, from, to, elements)
+            } finally {
+              t.dispose()
+            }
+            return
+          }
           // Streamed through two heap buffers: a tensor larger than the heap converts too.
           for await (const { data } of f.chunks(name, { signal })) {
             const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
@@ -97,13 +116,21 @@ export async function convertFile(input, output, options) {
     })
     throwIfAborted(signal)
     const summary = { tensors: names.length, cast, copied: names.length - cast, dropped: f.names.length - names.length }
-    if (sharded) return { ...summary, ...await writeShardedSet(f, input, output, entries, options) }
+    if (sharded) return { ...summary, ...await writeShardedSet(f, input, output, entries, options, readInOrder) }
     const plan = await planFile(entries, f.metadata)
+    readInOrder(plan.order)
     await writePlanned(output, plan, { signal, onProgress: options.onProgress })
     return { ...summary, byteLength: plan.fileLength }
   } finally {
+    // (Set by readInOrder, which the checker does not follow.)
+    /** @type {ReturnType<typeof readAhead> | null} */ (ahead)?.dispose()
     await f.close()
   }
+}
+
+/** Whether the input is read over the network (a URL or a Hub address), a round trip a read. @param {string | URL} input */
+function isRemote(input) {
+  return /^(https?|hf):/i.test(String(input))
 }
 
 /**
@@ -229,9 +256,10 @@ export async function dequantizeCheckpoint(input, output, options) {
  * @param {string} output
  * @param {OutEntry[]} entries
  * @param {{ signal?: AbortSignal, onProgress?: (p: { loaded: number, total: number }) => void, overwrite?: boolean }} options
+ * @param {(order: OutEntry[]) => void} [beforeWrite] told the order the entries are written in
  * @returns {Promise<{ byteLength: number, shards: string[], index: string }>}
  */
-async function writeShardedSet(f, input, output, entries, options) {
+async function writeShardedSet(f, input, output, entries, options, beforeWrite) {
   const { signal } = options
   if (/\.safetensors$/i.test(output))
     throw new SafetensorsError('InvalidArgument', `${String(input)} is a sharded set: its output is a folder or a *.index.json path, not ${output}`)
@@ -270,6 +298,7 @@ async function writeShardedSet(f, input, output, entries, options) {
   const plans = await Promise.all(groups.map((group) => planFile(group, metadata)))
   const total = plans.reduce((n, p) => n + p.fileLength, 0)
   await mkdir(folder, { recursive: true })
+  beforeWrite?.(plans.flatMap((plan) => plan.order))
   let before = 0
   for (const [i, plan] of plans.entries()) {
     throwIfAborted(signal)

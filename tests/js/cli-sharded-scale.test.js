@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SHARD_CONCURRENCY } from '../../js/cli/common.js'
 import { formatBytes, formatCount } from '../../js/format.js'
-import { open } from '../../js/node.js'
+import { open, serialize } from '../../js/node.js'
 import { startServer } from './http-server.js'
 import { deepseek163, glm282, kimiK2, makeShardedSet, serveSet, writeSet } from './sharded-fixtures.js'
 
@@ -360,6 +360,50 @@ test('convert of a sharded set over HTTP draws the shard-header progress bar in 
     assert.ok(bars.length >= 1, out.slice(0, 500))
     assert.equal(bars.at(-1), 40)
     assert.match(out, /model\.safetensors\.index\.json: 1 shard, 1 tensors \(1 cast to F32, 0 copied, 399 left out\), \d+ bytes/)
+  } finally {
+    server.setLatency(0)
+  }
+})
+
+test('convert over HTTP reads tensors ahead of the writer, several at once, a file or a set', async () => {
+  // 4 shards of 40 tensors of 32 kB: past the first window, each tensor a read of its own.
+  /** @type {Record<string, string>} */
+  const weightMap = {}
+  for (let s = 0; s < 4; s++) {
+    /** @type {Record<string, { dtype: 'BF16', shape: number[], data: Uint16Array }>} */
+    const tensors = {}
+    for (let i = 0; i < 40; i++) {
+      const bits = new Uint16Array(new Float32Array([s * 40 + i]).buffer)[1]  // s * 40 + i in BF16, exact
+      tensors[`layers.${s}.w${i}`] = { dtype: 'BF16', shape: [16384], data: new Uint16Array(16384).fill(bits) }
+    }
+    const path = `model-0000${s + 1}-of-00004.safetensors`
+    for (const name of Object.keys(tensors)) weightMap[name] = path
+    server.addFile(`/ahead/${path}`, await serialize(tensors))
+  }
+  server.addFile('/ahead/model.safetensors.index.json', new TextEncoder().encode(JSON.stringify({ metadata: {}, weight_map: weightMap })))
+  const dir = await mkdtemp(join(tmpdir(), 'st-convert-ahead-'))
+  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  server.setLatency(20)
+  try {
+    for (const [src, out] of [['/ahead/model.safetensors.index.json', join(dir, 'set')], ['/ahead/model-00002-of-00004.safetensors', join(dir, 'one.safetensors')]]) {
+      server.resetStats()
+      const r = await run('convert', server.url(src), out, '--dtype', 'f32')
+      assert.equal(r.code, 0, r.stderr)
+      assert.ok(server.stats.maxInFlight >= 4, `${server.stats.maxInFlight} requests at most at once`)
+      const f = await open(out.endsWith('set') ? join(out, 'model.safetensors.index.json') : out)
+      try {
+        assert.equal(f.names.length, out.endsWith('set') ? 160 : 40)
+        for (const name of f.names) {
+          const [, s, i] = /** @type {RegExpMatchArray} */ (name.match(/^layers\.(\d)\.w(\d+)$/))
+          const t = await f.tensor(name)
+          assert.equal(t.dtype, 'F32')
+          assert.deepEqual([...new Set(/** @type {Float32Array} */ (t.data))], [Number(s) * 40 + Number(i)], name)
+          t.dispose()
+        }
+      } finally {
+        await f.close()
+      }
+    }
   } finally {
     server.setLatency(0)
   }
