@@ -37,6 +37,7 @@ const BENCHES = [
   { area: 'remote', script: 'remote-targets.js', args: [] },
   { area: 'remote-peers', script: 'remote.js', args: ['--runs', quick ? '1' : '3'], parse: remoteFigures },
   { area: 'cache', script: 'cache.js', args: quick ? ['--shards', '24', '--runs', '1'] : [] },
+  { area: 'convert-remote', script: 'convert-remote.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'sharded-headers', script: 'sharded-headers.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'sharded-count', script: 'sharded-count.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'index-parse', script: 'index-parse.js', args: quick ? ['--rounds', '1'] : [] },

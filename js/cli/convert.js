@@ -43,10 +43,13 @@ export { namePattern } from './common.js'
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
  *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
- *   overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void }} options
+ *   overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void,
+ *   readAhead?: { tensors?: number, bytes?: number } | false }} options
  *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written;
  *   overwrite: false to refuse an output that exists (default true; never the input); onHeaders: a
- *   sharded input's shard headers read so far (loadHeaders's onProgress)
+ *   sharded input's shard headers read so far (loadHeaders's onProgress); readAhead: from a URL,
+ *   how many tensors and bytes are read ahead of the writer (read-ahead.js: 8 and 64 MiB), or
+ *   false for one tensor at a time
  * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number,
  *   shards?: string[], index?: string }>} shards, index: the files of a sharded output
  */
@@ -83,7 +86,8 @@ export async function convertFile(input, output, options) {
     const stored = new Map(infos.map((info) => [info.name, info.byteLength]))
     /** @param {OutEntry[]} order */
     const readInOrder = (order) => {
-      if (isRemote(input)) ahead = readAhead(f, order.map((e) => ({ name: e.name, byteLength: stored.get(e.name) ?? Infinity })), { signal })
+      if (options.readAhead === false || !isRemote(input)) return
+      ahead = readAhead(f, order.map((e) => ({ name: e.name, byteLength: stored.get(e.name) ?? Infinity })), { ...options.readAhead, signal })
     }
     let cast = 0
     const entries = infos.map(({ name, dtype: from, shape, byteLength: inLength }) => {
