@@ -44,11 +44,11 @@ export { namePattern } from './common.js'
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
  *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
  *   overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void,
- *   readAhead?: { tensors?: number, bytes?: number } | false }} options
+ *   readAhead?: { bytes?: number, batches?: number, batchBytes?: number } | false }} options
  *   only: which tensors to keep (default: all); onProgress: after the header and every chunk written;
  *   overwrite: false to refuse an output that exists (default true; never the input); onHeaders: a
  *   sharded input's shard headers read so far (loadHeaders's onProgress); readAhead: from a URL,
- *   how many tensors and bytes are read ahead of the writer (read-ahead.js: 8 and 64 MiB), or
+ *   the bounds of the reads ahead of the writer (read-ahead.js: 64 MiB, 4 batches of 8 MiB), or
  *   false for one tensor at a time
  * @returns {Promise<{ tensors: number, cast: number, copied: number, dropped: number, byteLength: number,
  *   shards?: string[], index?: string }>} shards, index: the files of a sharded output

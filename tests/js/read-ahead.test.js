@@ -1,56 +1,54 @@
-// js/cli/read-ahead.js: tensors read ahead of a writer, within its bounds, handed out in order.
+// js/cli/read-ahead.js: tensors read ahead of a writer in batches, within its bounds, handed out in order.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readAhead } from '../../js/cli/read-ahead.js'
 
-/** A reader whose reads finish when let through, counting what it holds. */
+/** A reader whose loads finish when let through, counting what it holds. */
 function slowReader() {
-  const state = { inFlight: 0, most: 0, started: /** @type {string[]} */ ([]), disposed: /** @type {string[]} */ ([]) }
-  /** @type {Map<string, (fail?: boolean) => void>} */
-  const gates = new Map()
+  const state = { inFlight: 0, most: 0, loads: /** @type {string[][]} */ ([]), disposed: /** @type {string[]} */ ([]) }
+  /** @type {((fail?: boolean) => void)[]} */
+  let gates = []
   return {
     state,
-    /** Lets every read started so far finish. */
-    release() {
-      for (const [name, open] of gates) {
-        gates.delete(name)
-        open()
-      }
+    /** Lets every load started so far finish (or fail). @param {boolean} [fail] */
+    release(fail = false) {
+      const now = gates
+      gates = []
+      for (const open of now) open(fail)
     },
-    /** @param {string} name */
-    fail(name) { gates.get(name)?.(true); gates.delete(name) },
-    /** @param {string} name */
-    tensor(name) {
-      state.started.push(name)
+    /** @param {string[]} names */
+    load(names) {
+      state.loads.push(names)
       state.inFlight++
       state.most = Math.max(state.most, state.inFlight)
       return new Promise((resolve, reject) => {
-        gates.set(name, (fail) => {
+        gates.push((fail) => {
           state.inFlight--
-          if (fail) reject(new Error(`${name} failed`))
-          else resolve(/** @type {any} */ ({ name, dispose: () => state.disposed.push(name) }))
+          if (fail) reject(new Error(`${names.join()} failed`))
+          else resolve(new Map(names.map((name) => [name, /** @type {any} */ ({ name, dispose: () => state.disposed.push(name) })])))
         })
       })
     },
   }
 }
 
-test('reads ahead at most `tensors` at once and `bytes` in all; hands them out in order', async () => {
+test('reads ahead in batches of neighbours, within `batches` and `bytes`; hands the tensors out in order', async () => {
   const r = slowReader()
-  const order = Array.from({ length: 20 }, (_, i) => ({ name: `t${i}`, byteLength: 10 }))
-  const ahead = readAhead(r, order, { tensors: 4, bytes: 35 })
+  const order = Array.from({ length: 40 }, (_, i) => ({ name: `t${i}`, byteLength: 10 }))
+  const ahead = readAhead(r, order, { bytes: 100, batches: 3, batchBytes: 30 })
   const first = ahead.take('t0')
-  // t0 is the writer's once taken; the reads ahead of it hold 30 bytes of the 35.
-  assert.deepEqual(r.state.started, ['t0', 't1', 't2', 't3'])
+  // Three batches of three (30 bytes each): 90 of the 100 bytes; a fourth batch waits for room.
+  assert.deepEqual(r.state.loads, [['t0', 't1', 't2'], ['t3', 't4', 't5'], ['t6', 't7', 't8']])
   r.release()
   assert.equal((/** @type {any} */ (await first)).name, 't0')
-  for (let i = 1; i < 20; i++) {
+  for (let i = 1; i < 40; i++) {
     const t = ahead.take(`t${i}`)
     r.release()
     assert.equal((/** @type {any} */ (await t)).name, `t${i}`)
   }
-  assert.equal(r.state.started.length, 20)
-  assert.ok(r.state.most <= 4)
+  assert.deepEqual(r.state.loads.flat(), order.map((w) => w.name), 'each read once, in order')
+  assert.ok(r.state.most <= 3)
+  assert.ok(r.state.loads.every((names) => names.length <= 3))
   ahead.dispose()
 })
 
@@ -60,9 +58,9 @@ test('a tensor over `bytes` is left to the writer (null), and reading goes on pa
   const a = ahead.take('a')
   r.release()
   await a
-  assert.deepEqual(r.state.started, ['a'])
+  assert.deepEqual(r.state.loads, [['a']])
   assert.equal(await ahead.take('big'), null)
-  assert.deepEqual(r.state.started, ['a', 'c'], 'the one after the large tensor is read meanwhile')
+  assert.deepEqual(r.state.loads, [['a'], ['c']], 'the one after the large tensor is read meanwhile')
   const c = ahead.take('c')
   r.release()
   assert.equal((/** @type {any} */ (await c)).name, 'c')
@@ -71,12 +69,18 @@ test('a tensor over `bytes` is left to the writer (null), and reading goes on pa
 
 test('a failed read fails its take; dispose frees what was read ahead and not taken', async () => {
   const r = slowReader()
-  const ahead = readAhead(r, ['a', 'b', 'c', 'd'].map((name) => ({ name, byteLength: 1 })), { tensors: 4 })
+  const ahead = readAhead(r, ['a', 'b', 'c', 'd'].map((name) => ({ name, byteLength: 1 })), { batchBytes: 1 })
   const a = ahead.take('a')
-  r.fail('a')
+  assert.equal(r.state.loads.length, 4, 'one batch each')
+  r.release(true)
   await assert.rejects(a, /a failed/)
-  ahead.dispose()
-  r.release()
+  const r2 = slowReader()
+  const ahead2 = readAhead(r2, ['a', 'b', 'c', 'd'].map((name) => ({ name, byteLength: 1 })), { batchBytes: 2 })
+  const taken = ahead2.take('a')
+  r2.release()
+  ;(/** @type {any} */ (await taken)).dispose()
+  ahead2.dispose()
   await new Promise((resolve) => setTimeout(resolve, 0))
-  assert.deepEqual(r.state.disposed.sort(), ['b', 'c', 'd'])
+  assert.deepEqual(r2.state.disposed.sort(), ['a', 'b', 'c', 'd'], 'a by its taker, the rest by dispose')
+  ahead.dispose()
 })
