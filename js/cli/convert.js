@@ -59,9 +59,7 @@ export async function convertFile(input, output, options) {
     throw new SafetensorsError('InvalidArgument', `cannot convert to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
   const core = await loadCore()
   const f = await open(input, { ...options.openOptions, signal })
-  // Over HTTP, the tensors are read ahead of the writer (a round trip each, else one at a time).
-  /** @type {ReturnType<typeof readAhead> | null} */
-  let ahead = null
+  const reads = writerReads(f, input, options)
   try {
     const sharded = f instanceof ShardedFile
     if (!sharded) {
@@ -83,12 +81,7 @@ export async function convertFile(input, output, options) {
       if (signal?.aborted) throw error
     }
     const infos = sharded ? await Promise.all(names.map((name) => f.info(name, { signal }))) : names.map((name) => f.info(name))
-    const stored = new Map(infos.map((info) => [info.name, info.byteLength]))
-    /** @param {OutEntry[]} order */
-    const readInOrder = (order) => {
-      if (options.readAhead === false || !isRemote(input)) return
-      ahead = readAhead(f, order.map((e) => ({ name: e.name, byteLength: stored.get(e.name) ?? Infinity })), { ...options.readAhead, signal })
-    }
+    for (const info of infos) reads.stored.set(info.name, info.byteLength)
     let cast = 0
     const entries = infos.map(({ name, dtype: from, shape, byteLength: inLength }) => {
       const to = CONVERTED_DTYPES.has(from) && !parts.has(name) ? dtype : from
@@ -99,7 +92,7 @@ export async function convertFile(input, output, options) {
         name, dtype: to, shape, byteLength,
         /** @returns {AsyncGenerator<Uint8Array, void, void>} */
         async *chunks() {
-          const t = await ahead?.take(name)
+          const t = await reads.take(name)
           if (t) {
             try {
               if (to === from) yield t.bytes
@@ -120,15 +113,40 @@ export async function convertFile(input, output, options) {
     })
     throwIfAborted(signal)
     const summary = { tensors: names.length, cast, copied: names.length - cast, dropped: f.names.length - names.length }
-    if (sharded) return { ...summary, ...await writeShardedSet(f, input, output, entries, options, readInOrder) }
+    if (sharded) return { ...summary, ...await writeShardedSet(f, input, output, entries, options, reads.start) }
     const plan = await planFile(entries, f.metadata)
-    readInOrder(plan.order)
+    reads.start(plan.order)
     await writePlanned(output, plan, { signal, onProgress: options.onProgress })
     return { ...summary, byteLength: plan.fileLength }
   } finally {
-    // (Set by readInOrder, which the checker does not follow.)
-    /** @type {ReturnType<typeof readAhead> | null} */ (ahead)?.dispose()
+    reads.dispose()
     await f.close()
+  }
+}
+
+/**
+ * The reads ahead of a convert's writer (read-ahead.js), from a URL unless options.readAhead is
+ * false: over HTTP each tensor read alone is a round trip. `stored` holds the tensors read as
+ * they are stored (name to byteLength: the ones take() may give); start() takes the write order.
+ * @param {import('./read-ahead.js').Reader} f @param {string | URL} input
+ * @param {{ signal?: AbortSignal, readAhead?: { bytes?: number, batches?: number, batchBytes?: number } | false }} options
+ */
+function writerReads(f, input, options) {
+  /** @type {ReturnType<typeof readAhead> | null} */
+  let ahead = null
+  /** @type {Map<string, number>} */
+  const stored = new Map()
+  return {
+    stored,
+    /** @param {OutEntry[]} order */
+    start(order) {
+      if (options.readAhead === false || !isRemote(input)) return
+      const wanted = order.flatMap((e) => (stored.has(e.name) ? [{ name: e.name, byteLength: /** @type {number} */ (stored.get(e.name)) }] : []))
+      ahead = readAhead(f, wanted, { ...options.readAhead, signal: options.signal })
+    },
+    /** @param {string} name @returns {Promise<import('../index.js').Tensor | null>} */
+    take(name) { return ahead ? ahead.take(name) : Promise.resolve(null) },
+    dispose() { ahead?.dispose() },
   }
 }
 
@@ -155,10 +173,11 @@ function isRemote(input) {
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
  *   onProgress?: (p: { loaded: number, total: number }) => void, openOptions?: import('../open.js').OpenOptions,
- *   maxElements?: number, overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void }} options
+ *   maxElements?: number, overwrite?: boolean, onHeaders?: (p: { loaded: number, total: number }) => void,
+ *   readAhead?: { bytes?: number, batches?: number, batchBytes?: number } | false }} options
  *   only: which output tensors (by output name) to keep; maxElements: float32 values per piece read;
  *   overwrite: false to refuse an output file (the file, the index or a shard) that exists (default true);
- *   onHeaders: as convertFile's
+ *   onHeaders, readAhead: as convertFile's (the tensors copied are read ahead, not the quantized weights)
  * @returns {Promise<{ tensors: number, dequantized: number, copied: number, parts: number, dropped: number,
  *   byteLength: number, shards: string[] | null, index: string | null }>}
  *   parts: stored tensors left out as parts; dropped: left out by `only`; shards, index: the files of a sharded output
@@ -169,6 +188,7 @@ export async function dequantizeCheckpoint(input, output, options) {
     throw new SafetensorsError('InvalidArgument', `cannot dequantize to ${JSON.stringify(dtype)}: the targets are F32, BF16, F16`)
   const core = await loadCore()
   const f = await open(input, { ...options.openOptions, signal })
+  const reads = writerReads(f, input, options)
   try {
     const sharded = f instanceof ShardedFile
     if (sharded) await f.loadHeaders({ signal, onProgress: options.onHeaders })
@@ -214,10 +234,11 @@ export async function dequantizeCheckpoint(input, output, options) {
           },
         })
       } else {
+        reads.stored.set(name, info.byteLength)
         entries.push({
           name, dtype: info.dtype, shape: info.shape, byteLength: info.byteLength,
           async *chunks() {
-            const t = await f.tensor(name, { signal })
+            const t = (await reads.take(name)) ?? await f.tensor(name, { signal })
             try {
               yield t.bytes
             } finally {
@@ -243,11 +264,13 @@ export async function dequantizeCheckpoint(input, output, options) {
       if (options.overwrite === false) await refuseExisting([output])
       throwIfAborted(signal)
       const plan = await planFile(entries, f.metadata)
+      reads.start(plan.order)
       await writePlanned(output, plan, { signal, onProgress: options.onProgress })
       return { ...summary, byteLength: plan.fileLength, shards: null, index: null }
     }
-    return { ...summary, ...await writeShardedSet(/** @type {ShardedFile} */ (f), input, output, entries, options) }
+    return { ...summary, ...await writeShardedSet(/** @type {ShardedFile} */ (f), input, output, entries, options, reads.start) }
   } finally {
+    reads.dispose()
     await f.close()
   }
 }

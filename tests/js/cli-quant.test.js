@@ -15,6 +15,7 @@ import { formatShape } from '../../js/format.js'
 import { dequantizeCheckpoint } from '../../js/cli/convert.js'
 import { dequantizedStats, leadingRange, pieces } from '../../js/cli/quant.js'
 import { errorFixtures, fixtures, writeFixtures } from './quant-fixtures.js'
+import { startServer } from './http-server.js'
 
 const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 
@@ -418,6 +419,27 @@ test('convert --dequantize of a sharded set: a new set with its own index, shard
   const file = await run('convert', index, join(dir, 'x.safetensors'), '--dequantize', '--dtype', 'bf16')
   assert.equal(file.code, 1)
   assert.match(file.stderr, /a folder or a \*\.index\.json path/)
+})
+
+test('convert --dequantize of a sharded set over HTTP: the same set as from the files, the copies read ahead', async () => {
+  const server = await startServer({ lifetime: 120_000 })
+  try {
+    for (const file of await readdir(join(dir, 'sharded'))) server.addFile(`/q/${file}`, await readFile(join(dir, 'sharded', file)))
+    server.setLatency(10)
+    const outDir = join(dir, 'dequantized-over-http')
+    const r = await run('convert', server.url('/q/model.safetensors.index.json'), outDir, '--dequantize', '--dtype', 'bf16')
+    assert.equal(r.code, 0, r.stderr)
+    const input = await open(join(dir, 'sharded', 'model.safetensors.index.json'))
+    const output = await open(join(outDir, 'model.safetensors.index.json'))
+    try {
+      await sameAsDequantized(input, output, 'BF16', 'over HTTP')
+    } finally {
+      await input.close()
+      await output.close()
+    }
+  } finally {
+    await server.close()
+  }
 })
 
 test('convert without --dequantize copies the parts of quantized weights as they are (scales are not cast)', async () => {
