@@ -14,7 +14,7 @@ import { overview } from '../overview.js'
 /**
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
  * @typedef {import('../overview.js').Row} Row  a tensor (byteOffset: within its shard when sharded)
- * @typedef {{ json: boolean, quiet: boolean, header: string[], token?: string, endpoint?: string,
+ * @typedef {{ json: boolean, quiet: boolean, header: string[], token?: string, endpoint?: string, cache?: boolean,
  *   config?: string, 'no-config'?: boolean }} CommonFlags  config, no-config: for the commands taking CONFIG_OPTIONS
  * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean },
  *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number } }} Io
@@ -33,6 +33,7 @@ export const COMMON_OPTIONS = /** @type {const} */ ({
   header: { type: 'string', short: 'H', multiple: true },
   token: { type: 'string' },
   endpoint: { type: 'string' },
+  cache: { type: 'boolean' },
 })
 
 /** The options of the commands that read quantized weights (inspect, stats, convert). */
@@ -52,6 +53,7 @@ export const COMMON_OPTION_HELP = [
   ["-H, --header 'Name: value'", 'an HTTP header for URL sources (repeatable), e.g. Authorization'],
   ['--token TOKEN', 'a Hub access token for hf:// sources (default: $HF_TOKEN)'],
   ['--endpoint URL', 'the Hub for hf:// sources (default: $HF_ENDPOINT, else huggingface.co)'],
+  ['--cache', 'keep remote headers and indexes in the cache folder: reopened, one 304 each (see README)'],
   ['--help, -h', 'this help'],
 ]
 
@@ -122,6 +124,8 @@ export function parseHeaders(list) {
 export function openOptions(src, flags) {
   /** @type {import('../open.js').OpenOptions} */
   const options = { headers: parseHeaders(flags.header) }
+  // The open option's default folder ($XDG_CACHE_HOME/safetensors-wasm, ...), as a script's `cache: true`.
+  if (flags.cache) options.cache = true
   if (flags.token === undefined && flags.endpoint === undefined) return options
   if (!/^hf:\/\//i.test(src)) {
     throw usageError(`--token and --endpoint are for hf:// addresses, not ${JSON.stringify(src)}; ` +

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -408,4 +408,30 @@ test('convert over HTTP reads tensors ahead of the writer, neighbours together: 
   } finally {
     server.setLatency(0)
   }
+})
+
+test('--cache: a second inspect of a remote set revalidates each file (304) and reads no body; the folder is the default one', async () => {
+  const set = makeShardedSet({ tensors: 300, shards: 12 })
+  const url = serveSet(server, set, { folder: '/cached' })
+  const home = await mkdtemp(join(tmpdir(), 'st-cli-cache-'))
+  cleanups.push(() => rm(home, { recursive: true, force: true }))
+  /** @param {string[]} args @returns {Promise<{ code: number, stdout: string }>} */
+  const inspect = (args) => new Promise((resolve) => {
+    execFile(process.execPath, [CLI, 'inspect', url, '--json', ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, XDG_CACHE_HOME: home } },
+      (error, stdout) => resolve({ code: error ? Number(/** @type {any} */ (error).code ?? 1) : 0, stdout }))
+  })
+  server.resetStats()
+  const first = await inspect(['--cache'])
+  assert.equal(first.code, 0)
+  assert.equal(server.stats.requests, 13)
+  assert.ok((await readdir(join(home, 'safetensors-wasm'))).length > 0, 'entries in $XDG_CACHE_HOME/safetensors-wasm')
+  server.resetStats()
+  const again = await inspect(['--cache'])
+  assert.equal(again.stdout, first.stdout)
+  assert.deepEqual([server.stats.requests, server.stats.bytes], [13, 0])
+  assert.ok(server.stats.log.every((e) => e.status === 304), server.stats.log.map((e) => e.status).join())
+  // Without --cache: the whole reads again.
+  server.resetStats()
+  assert.equal((await inspect([])).stdout, first.stdout)
+  assert.ok(server.stats.bytes > 0)
 })
