@@ -53,7 +53,7 @@ export const COMMON_OPTION_HELP = [
   ["-H, --header 'Name: value'", 'an HTTP header for URL sources (repeatable), e.g. Authorization'],
   ['--token TOKEN', 'a Hub access token for hf:// sources (default: $HF_TOKEN)'],
   ['--endpoint URL', 'the Hub for hf:// sources (default: $HF_ENDPOINT, else huggingface.co)'],
-  ['--cache', 'keep remote headers and indexes in the cache folder: reopened, one 304 each (see README)'],
+  ['--cache', 'keep remote headers and indexes; a next run revalidates them (304)'],
   ['--help, -h', 'this help'],
 ]
 
