@@ -178,25 +178,19 @@ const PERMANENT = /^(ECONNREFUSED|ENOTFOUND|EAI_NONAME|EAI_FAIL|EAI_NODATA|ERR_I
  */
 export function describeFailure(error, href, what) {
   const top = /** @type {Error} */ (error)?.message ?? String(error)
-  let code = null
-  let detail = null
+  // Down the causes: the first with a code, else the deepest message (undici's reason under
+  // "fetch failed").
+  let reason = null
   for (let e = /** @type {any} */ (error), depth = 0; e && typeof e === 'object' && depth < 8; e = e.cause, depth++) {
+    const message = typeof e.message === 'string' && e.message !== '' ? e.message : null
     if (typeof e.code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(e.code)) {
-      code = e.code
-      detail = typeof e.message === 'string' && e.message !== '' ? e.message : null
-      break
+      const said = message && message !== e.code ? `${e.code} (${message})` : e.code
+      return { message: `${what}: ${said}`, permanent: PERMANENT.test(e.code) }
     }
-  }
-  if (code !== null) {
-    const said = detail && detail !== code ? `${code} (${detail})` : code
-    return { message: `${what}: ${said}`, permanent: PERMANENT.test(code) }
+    if (depth > 0 && message) reason = message
   }
   // Node's fetch refuses the ports the Fetch standard blocks (6000, 6665-6669, ...) with a bare
   // "bad port" under "fetch failed"; a browser refuses them too, saying nothing.
-  let reason = null
-  for (let e = /** @type {any} */ (error)?.cause, depth = 0; e && typeof e === 'object' && depth < 8; e = e.cause, depth++) {
-    if (typeof e.message === 'string' && e.message !== '') reason = e.message
-  }
   if (reason === 'bad port') {
     let port = ''
     try { port = new URL(href).port } catch { /* the message goes without it */ }
