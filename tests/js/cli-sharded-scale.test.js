@@ -31,6 +31,28 @@ function run(...args) {
   })
 }
 
+/** Why the tests that need a terminal skip, or false. */
+const NO_TERMINAL = existsSync('/usr/bin/script') ? false : 'needs script(1) from util-linux to give the CLI a terminal'
+
+/**
+ * Runs the CLI in a terminal (script(1)), where it draws its progress bars.
+ * @param {...string} args
+ * @returns {Promise<{ out: string, bars: (label: string, total: number) => number[] }>} what the
+ *   terminal showed, and the counts each `label` bar drew out of `total`
+ */
+async function inTerminal(...args) {
+  const command = [process.execPath, CLI, ...args].map((a) => JSON.stringify(a)).join(' ')
+  const out = await new Promise((resolve) => {
+    execFile('/usr/bin/script', ['-qefc', command, '/dev/null'], { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 },
+      (error, stdout) => resolve(error ? `failed: ${error.message}` : stdout))
+  })
+  const ESC = '\x1b'  // ESC [K erases the line
+  return {
+    out,
+    bars: (label, total) => [...out.matchAll(new RegExp(`\\r${ESC}\\[K${label} \\[[#-]+\\] +\\d+% {2}(\\d+) / ${total}`, 'g'))].map((m) => Number(m[1])),
+  }
+}
+
 /** @type {Awaited<ReturnType<typeof startServer>>} */
 let server
 /** The 282-shard set, made once (its shards are built as they are first served). */
@@ -95,18 +117,14 @@ test('inspect of 282 shards with 100,000-byte headers over HTTP: every count and
   }
 })
 
-test('inspect --tree of the 282-shard set draws the shard-header progress bar in a terminal', { skip: existsSync('/usr/bin/script') ? false : 'needs script(1) from util-linux to give the CLI a terminal' }, async () => {
+test('inspect --tree of the 282-shard set draws the shard-header progress bar in a terminal', { skip: NO_TERMINAL }, async () => {
   const set = glmSet()
   const url = serveSet(server, set, { folder: '/glm-tree' })
   server.setLatency(60)
   try {
-    const out = await new Promise((resolve) => {
-      execFile('/usr/bin/script', ['-qefc', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} inspect ${url} --tree --depth 2`, '/dev/null'],
-        { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 }, (error, stdout) => resolve(error ? `failed: ${error.message}` : stdout))
-    })
-    // The terminal's own codes: ESC [K erases the line.
-    const ESC = '\x1b'
-    const bars = [...out.matchAll(new RegExp(`\\r${ESC}\\[Kshard headers \\[[#-]+\\] +(\\d+)% {2}(\\d+) / 282`, 'g'))].map((m) => Number(m[2]))
+    const shown = await inTerminal('inspect', url, '--tree', '--depth', '2')
+    const out = shown.out
+    const bars = shown.bars('shard headers', 282)
     assert.ok(bars.length >= 2, out.slice(0, 500))
     assert.ok(bars.every((n, i) => i === 0 || n >= bars[i - 1]), `monotonic: ${bars}`)
     assert.equal(bars.at(-1), 282)
@@ -343,20 +361,16 @@ test('convert of a sharded set (its index) casts every shard into a new set with
   assert.ok(after.every((bytes, i) => bytes.equals(inputs[i])), 'the input set is unchanged')
 })
 
-test('convert of a sharded set over HTTP draws the shard-header progress bar in a terminal', { skip: existsSync('/usr/bin/script') ? false : 'needs script(1) from util-linux to give the CLI a terminal' }, async () => {
+test('convert of a sharded set over HTTP draws the shard-header progress bar in a terminal', { skip: NO_TERMINAL }, async () => {
   const set = makeShardedSet({ tensors: 400, shards: 40 })
   const url = serveSet(server, set, { folder: '/convert-bar' })
   const dir = await mkdtemp(join(tmpdir(), 'st-convert-bar-'))
   cleanups.push(() => rm(dir, { recursive: true, force: true }))
   server.setLatency(150)  // the index, then the headers: past the 200 ms before a bar shows
   try {
-    const command = [process.execPath, CLI, 'convert', url, join(dir, 'out'), '--dtype', 'f32', '--only', 'lm_head.weight'].map((a) => JSON.stringify(a)).join(' ')
-    const out = await new Promise((resolve) => {
-      execFile('/usr/bin/script', ['-qefc', command, '/dev/null'], { encoding: 'utf8', timeout: 120_000 },
-        (error, stdout) => resolve(error ? `failed: ${error.message}` : stdout))
-    })
-    const ESC = '\x1b'  // ESC [K erases the line
-    const bars = [...out.matchAll(new RegExp(`\\r${ESC}\\[Kshard headers \\[[#-]+\\] +\\d+% {2}(\\d+) / 40`, 'g'))].map((m) => Number(m[1]))
+    const shown = await inTerminal('convert', url, join(dir, 'out'), '--dtype', 'f32', '--only', 'lm_head.weight')
+    const out = shown.out
+    const bars = shown.bars('shard headers', 40)
     assert.ok(bars.length >= 1, out.slice(0, 500))
     assert.equal(bars.at(-1), 40)
     assert.match(out, /model\.safetensors\.index\.json: 1 shard, 1 tensors \(1 cast to F32, 0 copied, 399 left out\), \d+ bytes/)
