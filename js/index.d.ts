@@ -149,7 +149,8 @@ export interface HttpOptions {
   /** The bytes `open` itself fetches (the first request, the rest of a large header, an index)
    * as they arrive; `total` grows when the header turns out longer than the first request. */
   onProgress?: (progress: Progress) => void
-  /** P: the first request asks for bytes 0..P-1 (at least 8). The header of most files fits. */
+  /** P: the first request asks for bytes 0..P-1 (at least 8). The header of most files fits.
+   * Unset, a shard of a sharded set asks for more when the index tells its header is longer. */
   initialFetchSize?: number
   /** Default for reads: requests in flight at once. */
   concurrency?: number

@@ -13,7 +13,7 @@ import { pool } from './io/pool.js'
 import { elementCount } from './dtypes.js'
 import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
 import { countParameters, detect, quantConfig } from './quant/detect.js'
-import { CONCURRENCY, fetchBytes, urlSource } from './io/http.js'
+import { CONCURRENCY, INITIAL_FETCH_SIZE, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
 import { sourceOf } from './io/sources.js'
 import { heapFree } from './core/index.js'
@@ -81,9 +81,11 @@ export function shardUrl(indexUrl, path) {
 export async function openIndexUrl(url, options) {
   const index = await fetchIndex(url, options)
   const { onProgress, ...shardOptions } = options  // open's progress is the index's
+  const windows = options.initialFetchSize === undefined ? firstWindows(index) : null
   let kept = 0
   return new ShardedFile(index, async (shard, signal) => {
-    const source = await urlSource(shardUrl(url, shard), { ...shardOptions, signal })
+    const initialFetchSize = windows?.get(shard) ?? options.initialFetchSize
+    const source = await urlSource(shardUrl(url, shard), { ...shardOptions, initialFetchSize, signal })
       .catch((error) => { throw shardMissing(error, shard, url.href) })
     try {
       const file = await openSource(source, { signal, closeSource: true })
@@ -95,6 +97,31 @@ export async function openIndexUrl(url, options) {
       throw error
     }
   }, options)
+}
+
+/** What a header entry holds besides its name: `"":{"dtype":"BF16","shape":[7168,2048],
+ * "data_offsets":[68719476736,68733157376]},` is 84 bytes. */
+const ENTRY_BYTES = 88
+/** The largest first request sized from an index: a longer header takes a second request. */
+const MAX_SIZED_WINDOW = 16 * 1024 * 1024
+
+/**
+ * Each shard's first request, sized from the index so that the shard's header comes whole in
+ * it (one round trip): its names at the set's mean name length, ENTRY_BYTES each besides, and an
+ * eighth more, rounded up to 64 KiB. Never less than the default window; shards whose headers
+ * fit that are left out.
+ * @param {CoreIndex} index @returns {Map<string, number>} shard path to bytes
+ */
+function firstWindows(index) {
+  const meanName = index.count > 0 ? index.namesLength / index.count : 0
+  /** @type {Map<string, number>} */
+  const windows = new Map()
+  index.shards.forEach((path, i) => {
+    const header = 8 + index.ranges[i].count * (meanName + ENTRY_BYTES)
+    const window = Math.ceil((header * 1.125 + 4096) / 65536) * 65536
+    if (window > INITIAL_FETCH_SIZE) windows.set(path, Math.min(window, MAX_SIZED_WINDOW))
+  })
+  return windows
 }
 
 /**

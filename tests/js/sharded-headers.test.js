@@ -31,6 +31,46 @@ test('loadHeaders with default options: 256 shard headers at once in Node, one r
   }
 })
 
+test('shards whose headers outgrow the default first window: each read in one request sized from the index, unless initialFetchSize is given', async () => {
+  // 4 shards of 4,000 names: headers of about 370 kB, past the default 256 KiB window.
+  const big = makeShardedSet({ tensors: 16_000, shards: 4 })
+  const small = makeShardedSet({ tensors: 400, shards: 4 })
+  const server = await startServer()
+  try {
+    const bigUrl = serveSet(server, big, { folder: '/big' })
+    const smallUrl = serveSet(server, small, { folder: '/small' })
+    const headerEnd = (/** @type {typeof big} */ s, /** @type {number} */ i) =>
+      8 + Number(new DataView(s.shardBytes(i).buffer, s.shardBytes(i).byteOffset).getBigUint64(0, true))
+    assert.ok(headerEnd(big, 0) > 256 * 1024, `${headerEnd(big, 0)}-byte headers`)
+
+    const f = await open(bigUrl)
+    server.resetStats()
+    assert.equal((await f.parameterCount()).total, big.parameters)
+    assert.equal(server.stats.requests, 4, 'one request per shard')
+    for (const entry of server.stats.log) {
+      const i = big.shardPaths.indexOf(/** @type {string} */ (entry.path.split('/').pop()))
+      const end = headerEnd(big, i)
+      assert.ok(entry.bytes >= end && entry.bytes <= end * 1.25 + 65536, `${entry.path}: ${entry.bytes} bytes for a ${end}-byte header`)
+    }
+    await f.close()
+
+    const g = await open(bigUrl, { initialFetchSize: 64 * 1024 })
+    server.resetStats()
+    await g.loadHeaders()
+    assert.equal(server.stats.requests, 8, 'the given window, then the rest of each header')
+    await g.close()
+
+    const h = await open(smallUrl)
+    server.resetStats()
+    await h.loadHeaders()
+    assert.equal(server.stats.requests, 4)
+    assert.ok(server.stats.log.every((e) => e.bytes <= 256 * 1024), 'small headers: the default window')
+    await h.close()
+  } finally {
+    await server.close()
+  }
+})
+
 test('loadHeaders({ concurrency }) and open(url, { concurrency }) bound the headers in flight', async () => {
   const server = await startServer({ latency: 5 })
   try {
