@@ -166,7 +166,7 @@ export function countParameters(view, found) {
   // With the parts' sizes known, every tensor is counted and the parts taken off after: no
   // lookup of each name among the parts.
   const totals = found.partTotals
-  const skip = totals ? () => false : (/** @type {string} */ name) => found.partNames.has(name)
+  const skip = totals || found.entries.length === 0 ? () => false : (/** @type {string} */ name) => found.partNames.has(name)
   if (view.eachStored) {
     view.eachStored(skip, stored)
   } else {
