@@ -13,7 +13,7 @@ import { pool } from './io/pool.js'
 import { elementCount } from './dtypes.js'
 import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
 import { countParameters, detect, quantConfig } from './quant/detect.js'
-import { CONCURRENCY, INITIAL_FETCH_SIZE, fetchBytes, urlSource } from './io/http.js'
+import { CACHE, CONCURRENCY, INITIAL_FETCH_SIZE, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
 import { sourceOf } from './io/sources.js'
 import { heapFree } from './core/index.js'
@@ -96,7 +96,7 @@ export async function openIndexUrl(url, options) {
       source.close()
       throw error
     }
-  }, options)
+  }, { ...options, settled: () => /** @type {Record<symbol, any>} */ (options)[CACHE]?.settled() })
 }
 
 /** What a header entry holds besides its name: `"":{"dtype":"BF16","shape":[7168,2048],
@@ -243,6 +243,7 @@ export class ShardedFile {
   /** @type {Map<number, { rows: Uint32Array, table: import('./table.js').TensorTable } | null>} see #aligned */
   #alignedShards = new Map()
   #closed = false
+  #settled
   #quantization
   /** @type {import('./quant/detect.js').Detection | null} over every shard, once all are loaded */
   #detection = null
@@ -252,13 +253,15 @@ export class ShardedFile {
   /**
    * @param {ShardIndex} index
    * @param {ShardOpener} openShard opens (fetches the header of) one shard
-   * @param {{ concurrency?: number, quantization?: any }} [options] concurrency: requests at once
-   *   (shard headers by loadHeaders, headerConcurrency() by default; ranges by load);
-   *   quantization: the model's quantization_config or config.json
+   * @param {{ concurrency?: number, quantization?: any, settled?: () => Promise<void> | undefined }} [options]
+   *   concurrency: requests at once (shard headers by loadHeaders, headerConcurrency() by default; ranges by load);
+   *   quantization: the model's quantization_config or config.json; settled: what close awaits
+   *   last (the cache's writes, the index's among them)
    */
   constructor(index, openShard, options = {}) {
     this.#index = index
     this.#openShard = openShard
+    this.#settled = options.settled
     this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
     this.#headerConcurrency = Math.max(1, options.concurrency ?? headerConcurrency())
     this.#quantization = quantConfig(options.quantization)
@@ -732,6 +735,7 @@ export class ShardedFile {
     const files = await Promise.allSettled([...this.#pending.values()])
     await Promise.all(files.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)))
     this.#index.dispose()
+    await this.#settled?.()
   }
 
   async [ASYNC_DISPOSE]() { await this.close() }

@@ -70,7 +70,7 @@ const EXPIRED = new Set([401, 403, 410])
  *   ranges are read from (the first answer's final URL, after redirects)
  * @typedef {import('./sources.js').ByteSource & { url: string, readonly finalUrl: string,
  *   readonly cachedBytes: number, readonly response: { status: number, contentType: string | null },
- *   releaseCache(): void, close(): void }} UrlSource
+ *   releaseCache(): void, close(): Promise<void> | undefined }} UrlSource
  */
 
 /** @param {unknown} src @param {string} [base] resolves relative strings (browsers: the page) */
@@ -197,13 +197,13 @@ export async function fetchBytes(url, options = {}) {
     }
     const total = declared ?? 0
     sink?.start()
-    const { bytes, length, complete, broken } = await readBody(response, max + 1, undefined,
+    const { chunks, length, complete, broken } = await readBody(response, max + 1, undefined,
       (n) => options.onProgress?.({ loaded: n, total: Math.max(total, n) }), sink && ((chunk) => sink.chunk(chunk)), !sink || cache !== null)
     if (length > max) throw tooLarge(length)
     if (!complete) throw broken ?? new Transient(shortBody(state, 0, length, total))
     if (declared !== null && length !== declared) throw new Transient(shortBody(state, 0, length, declared))
-    if (cache) await cache.store('index', { ...state, byteLength: length }, bytes)
-    return sink ? new Uint8Array(0) : bytes
+    if (cache) await cache.storePieces('index', { ...state, byteLength: length }, chunks)
+    return sink ? new Uint8Array(0) : concat(chunks, length)
   })
   return bytes
 }
@@ -313,7 +313,8 @@ function sleep(ms, signal) {
  * @param {(n: number) => void} [onBytes] told the count so far after each chunk
  * @param {(chunk: Uint8Array) => void} [onChunk] given each chunk as it arrives
  * @param {boolean} [keep] false: the chunks are not gathered (`bytes` is empty; `length` counts)
- * @returns {Promise<{ bytes: Uint8Array, length: number, complete: boolean, broken: unknown }>} */
+ * @returns {Promise<{ bytes: Uint8Array, chunks: Uint8Array[], length: number, complete: boolean, broken: unknown }>}
+ *   bytes: the chunks joined, on first use */
 async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   /** @type {Uint8Array[]} */
   const chunks = []
@@ -339,7 +340,10 @@ async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   } finally {
     if (!done) reader.cancel().catch(() => {})
   }
-  return { bytes: keep ? concat(chunks, Math.min(n, want)) : new Uint8Array(0), length: n, complete: done && n <= want, broken }
+  return {
+    get bytes() { return keep ? concat(chunks, Math.min(n, want)) : new Uint8Array(0) },
+    chunks, length: n, complete: done && n <= want, broken,
+  }
 }
 
 /** The first `n` bytes of `chunks` in one array. @param {Uint8Array[]} chunks @param {number} n */
@@ -657,6 +661,9 @@ function makeSource(state, prefix, options, entry = null) {
       }
       return out
     },
-    close() { cache = new Uint8Array(0) },
+    close() {
+      cache = new Uint8Array(0)
+      return cacheOf(options)?.settled()
+    },
   }
 }

@@ -10,6 +10,9 @@ import { open, serialize } from '../../js/node.js'
 import { fails } from './fails.js'
 import { startServer } from './http-server.js'
 import { startHub } from './hub-server.js'
+import { httpCache } from '../../js/io/cache.js'
+import { folderCache } from '../../js/io/node-cache.js'
+import { CACHE, fetchBytes, urlSource } from '../../js/io/http.js'
 
 /** @typedef {import('../../js/node.js').SafetensorsFile} SafetensorsFile */
 /** @typedef {import('../../js/node.js').ShardedFile} ShardedFile */
@@ -317,6 +320,43 @@ test('a sharded set reopened costs one request per file: the index and each shar
   assert.deepEqual(asked(), [], 'within maxAge: no request for the index or any shard')
   assert.deepEqual(await Promise.all(h.names.map((name) => h.info(name))), infos)
   await h.close()
+})
+
+test('reading does not wait for the cache to be written; a reopen and close() do', async () => {
+  const dir = newDir()
+  const bytes = await model('gated')
+  server.addFile('/gated/model.safetensors', bytes)
+  server.addFile('/gated/index.json', new TextEncoder().encode('{"weight_map":{}}'))
+  // The folder backend, its writes held until `release()`.
+  /** @type {() => void} */
+  let release = () => {}
+  const gate = new Promise((resolve) => { release = () => resolve(undefined) })
+  let writes = 0
+  const cache = httpCache({ dir }, (o) => {
+    const folder = /** @type {import('../../js/io/cache.js').CacheBackend} */ (folderCache(o))
+    return { ...folder, write: async (key, meta, body) => { writes++; await gate; return folder.write(key, meta, body) } }
+  })
+  const options = { [CACHE]: cache }
+  server.resetStats()
+  const source = await urlSource(server.url('/gated/model.safetensors'), options)
+  const index = await fetchBytes(server.url('/gated/index.json'), options)
+  assert.equal(new TextDecoder().decode(index), '{"weight_map":{}}')
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(writes, 2, 'both writes begun')
+  assert.deepEqual(entries(dir), [], 'and none ended: the reads did not wait for them')
+
+  let reopened = false
+  const again = urlSource(server.url('/gated/model.safetensors'), options).then((s) => { reopened = true; return s })
+  let closed = false
+  const closing = Promise.resolve(source.close()).then(() => { closed = true })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(reopened, false, 'a reopen waits for the entry being written')
+  assert.equal(closed, false, 'close() waits for the writes')
+  release()
+  await closing
+  assert.deepEqual(entries(dir).map((e) => e.meta.kind).sort(), ['header', 'index'])
+  await (await again).close()
+  assert.deepEqual(server.stats.log.map((e) => e.status), [206, 200, 304], 'the reopen found the entry')
 })
 
 test('credentials are never written, and an entry stored with them is validated on every open', async () => {
