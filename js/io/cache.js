@@ -50,14 +50,15 @@ const NO_CONDITIONAL = new Set()
  * @typedef {{
  *   hash(text: string): Promise<string>,
  *   read(key: string): Promise<{ meta: EntryMeta, bytes: Uint8Array } | null>,
- *   write(key: string, meta: EntryMeta, bytes: Uint8Array): Promise<void>,
+ *   write(key: string, meta: EntryMeta, pieces: Uint8Array[]): Promise<void>,
  *   touch(key: string, meta: EntryMeta): Promise<void>,
  *   drop(key: string): Promise<void>,
  *   ranges(key: string, ver: string): Promise<[number, number][]>,
  *   readRange(key: string, ver: string, range: [number, number], from: number, to: number): AsyncIterable<Uint8Array>,
  *   writeRange(key: string, ver: string, start: number, length: number): Promise<RangeWriter>,
  * }} CacheBackend
- *   key: the entry's kind and URL (a backend hashes it into its names); a range is [start, length]
+ *   key: the entry's kind and URL (a backend hashes it into its names); pieces: the stored bytes, in
+ *   order; a range is [start, length]
  * @typedef {(options: CacheOptions) => CacheBackend | null} BackendFactory
  * @typedef {{ byteLength: number, etag: string | null, lastModified: string | null, status: number,
  *   contentType: string | null, href: string, credentialed: boolean }} Known  what http.js learnt
@@ -165,24 +166,20 @@ export class HttpCache {
     const meta = await this.#meta(kind, known, bytes.length)
     if (!meta) return null
     const key = `${kind} ${known.href}`
-    later(key, () => this.#backend.write(key, meta, bytes))
+    later(key, () => this.#backend.write(key, meta, [bytes]))
     return new Entry(this, this.#backend, key, meta, bytes)
   }
 
   /**
-   * Stores a body that arrived in pieces (an index), joined only when it is written: the reader
-   * does not wait for either. @param {Kind} kind @param {Known} known @param {Uint8Array[]} pieces
+   * Stores a body that arrived in pieces (an index), as they are: never joined into one array.
+   * @param {Kind} kind @param {Known} known @param {Uint8Array[]} pieces
    */
   async storePieces(kind, known, pieces) {
     const size = pieces.reduce((n, p) => n + p.length, 0)
     const meta = await this.#meta(kind, known, size)
     if (!meta) return
     const key = `${kind} ${known.href}`
-    later(key, () => {
-      const bytes = new Uint8Array(size)
-      pieces.reduce((at, p) => (bytes.set(p, at), at + p.length), 0)
-      return this.#backend.write(key, meta, bytes)
-    })
+    later(key, () => this.#backend.write(key, meta, pieces))
   }
 
   /**
@@ -443,8 +440,8 @@ export function cacheApiBackend(options) {
   }
   // Through a Blob: Chromium then stores a 46 MB index in two thirds of the time, and keeps the
   // page's thread busy a third as long at a stretch, as when it pipes the bytes themselves.
-  /** @param {Uint8Array} bytes */
-  const body = (bytes) => new Response(new Blob([/** @type {BlobPart} */ (bytes)]), { headers: { 'Content-Type': 'application/octet-stream' } })
+  /** @param {Uint8Array[]} pieces */
+  const body = (pieces) => new Response(new Blob(/** @type {BlobPart[]} */ (pieces)), { headers: { 'Content-Type': 'application/octet-stream' } })
   /** @param {EntryMeta} meta */
   const json = (meta) => new Response(JSON.stringify(meta), { headers: { 'Content-Type': 'application/json' } })
   return {
@@ -458,10 +455,10 @@ export function cacheApiBackend(options) {
       const bytes = await c.match(`${at}body?v=${meta.ver}`)
       return bytes ? { meta, bytes: new Uint8Array(await bytes.arrayBuffer()) } : null
     },
-    async write(key, meta, bytes) {
+    async write(key, meta, pieces) {
       const c = await cache()
       const at = await base(key)
-      await c.put(`${at}body?v=${meta.ver}`, body(bytes))
+      await c.put(`${at}body?v=${meta.ver}`, body(pieces))
       await c.put(`${at}meta`, json(meta))
       await prune(c, at, meta.ver)
     },

@@ -40,7 +40,8 @@ export function folderCache(options) {
   /** @param {string} key */
   const folder = (key) => join(root, sha256(key))
 
-  /** Writes `bytes` to `path` through a temporary file in the same folder. @param {string} path @param {Uint8Array | string} bytes */
+  /** Writes `bytes` (text, or pieces in order) to `path` through a temporary file in the same
+   * folder. @param {string} path @param {Uint8Array[] | string} bytes */
   async function put(path, bytes) {
     const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`
     try {
@@ -72,10 +73,10 @@ export function folderCache(options) {
       const bytes = await readFile(join(at, `body-${meta.ver}`)).catch(() => null)
       return bytes ? { meta, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) } : null
     },
-    async write(key, meta, bytes) {
+    async write(key, meta, pieces) {
       const at = folder(key)
       await ensure(at)
-      await put(join(at, `body-${meta.ver}`), bytes)
+      await put(join(at, `body-${meta.ver}`), pieces)
       await put(join(at, 'meta.json'), JSON.stringify(meta))
       for (const name of await readdir(at)) {
         const ver = /^(?:body|range)-([0-9a-f]+)/.exec(name)?.[1]
