@@ -229,6 +229,9 @@ export class TensorTable {
     this.headHeight = 33
     /** @type {number | null} */
     this.charWidth = null
+    /** @type {Map<number, number>} lines the longest name takes, by characters a line: names
+     * stay as they are until new rows are set, while shard headers widen columns many times */
+    this.nameLines = new Map()
     /** The display lines drawn: [first, last). */
     this.drawn = { first: 0, last: 0 }
     /** @type {Map<string, HTMLElement>} the drawn rows' elements, by row or part (see #rowElement) */
@@ -299,6 +302,7 @@ export class TensorTable {
     this.columns = sharded ? [...COLUMNS, SHARD_COLUMN] : COLUMNS
     this.lines = 0
     this.charWidth = null
+    this.nameLines = new Map()
     this.remeasure = true
     this.#drawHead()
     this.#fitLines()
@@ -465,14 +469,18 @@ export class TensorTable {
     // A character to spare: text measures in fractions of a pixel.
     const perLine = Math.max(4, Math.floor(width / this.charWidth) - 1)
     const most = perLine < NARROW ? MAX_LINES_NARROW : MAX_LINES
-    let lines = 1
-    for (let i = 0; i < this.rows.length && lines < most; i++) {
-      const r = this.rows[i]
-      // The fold button takes about two characters' room before a quantized weight's name.
-      const room = perLine - (r.quant ? 2 : 0)
-      if (r.name.length > room) lines = Math.max(lines, linesOf(r.name, room))
+    let lines = this.nameLines.get(perLine)
+    if (lines === undefined) {
+      lines = 1
+      for (let i = 0; i < this.rows.length && lines < most; i++) {
+        const r = this.rows[i]
+        // The fold button takes about two characters' room before a quantized weight's name.
+        const room = perLine - (r.quant ? 2 : 0)
+        if (r.name.length > room) lines = Math.max(lines, linesOf(r.name, room))
+      }
+      lines = Math.min(most, lines)
+      this.nameLines.set(perLine, lines)
     }
-    lines = Math.min(most, lines)
     if (lines === this.lines) return false
     this.lines = lines
     this.remeasure = true
