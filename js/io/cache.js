@@ -96,15 +96,25 @@ export function httpCache(option, factory = cacheApiBackend) {
  * @type {Map<string, Promise<void>>}
  */
 const PENDING = new Map()
+/** Milliseconds a page's store waits for an idle moment at most. */
+const IDLE_TIMEOUT = 2000
+
+/**
+ * Resolves when the thread is next idle: in a page, an idle callback (at most a few seconds
+ * late), so that storing waits while a reader has work to do; elsewhere a task of its own.
+ * @returns {Promise<void>}
+ */
+function idle() {
+  const whenIdle = /** @type {any} */ (globalThis).requestIdleCallback
+  return new Promise((resolve) => (whenIdle ? whenIdle(() => resolve(), { timeout: IDLE_TIMEOUT }) : setTimeout(resolve, 0)))
+}
 
 /**
  * Runs `job` after the key's earlier writes; a failure is the cache's only (it saves requests,
  * nothing more). @param {string} key @param {() => Promise<unknown>} job @returns {Promise<void>}
  */
 function later(key, job) {
-  // In a task of its own: not added to the reader's (a page's longest task grew by the store).
-  const done = (PENDING.get(key) ?? Promise.resolve()).then(() => new Promise((resolve) => setTimeout(resolve, 0)))
-    .then(job).then(() => {}, () => {})
+  const done = (PENDING.get(key) ?? Promise.resolve()).then(idle).then(job).then(() => {}, () => {})
   PENDING.set(key, done)
   done.then(() => { if (PENDING.get(key) === done) PENDING.delete(key) })
   return done
