@@ -237,7 +237,7 @@ export class HttpCache {
     const entry = await this.store('header', known, prefix.subarray(0, end))
     // With ranges, what the first answer brought past the header is a range like any other
     // (a small file is then kept whole).
-    if (entry && this.ranges && prefix.length > end) void entry.keepRange(end, prefix.subarray(end))
+    if (entry && this.ranges && prefix.length > end) entry.keepRange(end, prefix.subarray(end))
     return { prefix, entry }
   }
 }
@@ -338,12 +338,15 @@ export class Entry {
     })
   }
 
-  /** Stores `bytes` as the range that starts at `start`. @param {number} start @param {Uint8Array} bytes */
-  async keepRange(start, bytes) {
-    const writer = await this.#backend.writeRange(this.#key, this.meta.ver, start, bytes.length).catch(() => null)
-    if (!writer) return
-    const stored = await writer.write(bytes).then(() => writer.close()).then(() => true, () => { writer.abort(); return false })
-    if (stored && this.#ranges) (await this.#ranges).push([start, bytes.length])
+  /** Stores `bytes` as the range that starts at `start`, after the entry's other writes (as
+   * they are, off the reader's path). @param {number} start @param {Uint8Array} bytes */
+  keepRange(start, bytes) {
+    return later(this.#key, async () => {
+      const writer = await this.#backend.writeRange(this.#key, this.meta.ver, start, bytes.length).catch(() => null)
+      if (!writer) return
+      const stored = await writer.write(bytes).then(() => writer.close()).then(() => true, () => { writer.abort(); return false })
+      if (stored && this.#ranges) (await this.#ranges).push([start, bytes.length])
+    })
   }
 
   /**
