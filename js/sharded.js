@@ -99,8 +99,8 @@ export async function openIndexUrl(url, options) {
   }, { ...options, settled: () => /** @type {Record<symbol, any>} */ (options)[CACHE]?.settled() })
 }
 
-/** What a header entry holds besides its name: `"":{"dtype":"BF16","shape":[7168,2048],
- * "data_offsets":[68719476736,68733157376]},` is 84 bytes. */
+/** What a header entry holds besides its name, at most for most tensors: `"":{"dtype":"BF16",
+ * "shape":[7168,2048],"data_offsets":[68719476736,68733157376]},` is 81 bytes. */
 const ENTRY_BYTES = 88
 /** The largest first request sized from an index: a longer header takes a second request. */
 const MAX_SIZED_WINDOW = 16 * 1024 * 1024
