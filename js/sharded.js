@@ -12,7 +12,7 @@ import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
 import { elementCount } from './dtypes.js'
 import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
-import { countParameters, detect, quantConfig } from './quant/detect.js'
+import { countParameters, detect, detectPausing, quantConfig } from './quant/detect.js'
 import { CACHE, CONCURRENCY, INITIAL_FETCH_SIZE, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
 import { sourceOf } from './io/sources.js'
@@ -247,6 +247,8 @@ export class ShardedFile {
   #quantization
   /** @type {import('./quant/detect.js').Detection | null} over every shard, once all are loaded */
   #detection = null
+  /** @type {Promise<import('./quant/detect.js').Detection> | null} the detection under way */
+  #detecting = null
   /** @type {Map<string, import('./quant/detect.js').Detection>} dequantize's, by weight, before that */
   #detectedFor = new Map()
 
@@ -454,8 +456,19 @@ export class ShardedFile {
   /** @param {{ signal?: AbortSignal, concurrency?: number, onProgress?: (p: { loaded: number, total: number }) => void }} options */
   async #detectAll(options) {
     await this.loadHeaders(options)
-    this.#detection ??= detect(this.#view(this.#index.names), this.#quantization)
-    return this.#detection
+    if (this.#detection) return this.#detection
+    // One detection for every caller, a block of names a task (half a second's work at 500,000
+    // names). A caller's abort is seen once it is over: others may be waiting for it.
+    this.#detecting ??= detectPausing(this.#view(this.#index.names), this.#quantization, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 0))
+      this.#open()
+    }).then((found) => (this.#detection = found), (error) => {
+      this.#detecting = null
+      throw error
+    })
+    const found = await this.#detecting
+    throwIfAborted(options.signal)
+    return found
   }
 
   /**

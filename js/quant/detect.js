@@ -67,6 +67,36 @@ export function quantConfig(config) {
  * @returns {Detection}
  */
 export function detect(view, config) {
+  const steps = detectSteps(view, config)
+  let step = steps.next()
+  while (!step.done) step = steps.next()
+  return step.value
+}
+
+/** Names looked at between two pauses of detectPausing: tens of milliseconds' work. */
+const DETECT_BLOCK = 65_536
+
+/**
+ * detect, awaiting `pause()` between blocks of names: at 500,000 names detection takes about
+ * half a second, which a page (or a server's event loop) should not spend in one task.
+ * @param {TensorView} view @param {Record<string, any> | null} config
+ * @param {() => Promise<void>} pause
+ * @returns {Promise<Detection>}
+ */
+export async function detectPausing(view, config, pause) {
+  const steps = detectSteps(view, config)
+  for (let step = steps.next(); ; step = steps.next()) {
+    if (step.done) return step.value
+    await pause()
+  }
+}
+
+/**
+ * detect's work, yielding after each DETECT_BLOCK names.
+ * @param {TensorView} view @param {Record<string, any> | null} config
+ * @returns {Generator<void, Detection>}
+ */
+function* detectSteps(view, config) {
   /** @type {QuantizedWeight[]} */
   const entries = []
   /** @type {SafetensorsError[]} */
@@ -89,6 +119,7 @@ export function detect(view, config) {
   const infos = []
   const all = view.names
   for (let k = 0; k < all.length; k++) {
+    if (k > 0 && k % DETECT_BLOCK === 0) yield
     const stored = all[k]
     view.at?.(k)
     const anchor = anchorOf(stored, view)

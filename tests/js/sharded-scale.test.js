@@ -152,7 +152,13 @@ test('500,000 names over 96 shards from the test server: names, shardOf, every h
     assert.deepEqual(shardRequests.map((e) => e.path).sort(), set.shardPaths.map((p) => `/k3/${p}`))
     assert.equal(f.byteLength, set.shardPaths.reduce((n, _, i) => n + set.shardBytes(i).length, 0))
 
-    const counted = await f.parameterCount()
+    // Detection, half a second's work here, runs a block of names a task: timers run meanwhile.
+    // Two callers at once share it.
+    let turns = 0
+    const timer = setInterval(() => { turns++ }, 0)
+    const [counted, weights] = await Promise.all([f.parameterCount(), f.quantized()]).finally(() => clearInterval(timer))
+    assert.ok(turns >= 3, `the event loop turned ${turns} times during detection`)
+    assert.equal(weights.length, set.names.filter((n) => n.endsWith('.weight_scale_inv')).length)
     assert.equal(counted.total, set.parameters)
     assert.ok(counted.byScheme['fp8-block'] > 900_000)
     assert.equal(server.stats.requests, 97, 'counting reads no more')
@@ -161,6 +167,22 @@ test('500,000 names over 96 shards from the test server: names, shardOf, every h
     assert.deepEqual([info.dtype, info.shape, info.shard], ['F32', [1, 1], set.shardOfName(name)])
     assert.deepEqual(Array.from((await f.tensor(name)).toFloat32()), [set.valueOf(name)])
     await f.close()
+  } finally {
+    await server.close()
+  }
+})
+
+test('a set closed while its quantized weights are being detected: parameterCount rejects with Closed, not a count of closed shards', async () => {
+  const set = makeShardedSet({ tensors: 140_000, shards: 4, dtype: 'F8_E4M3', experts: 64 })
+  const server = await startServer()
+  try {
+    const f = /** @type {ShardedFile} */ (await open(serveSet(server, set)))
+    await f.loadHeaders()
+    const counting = f.parameterCount()
+    // Runs after detection's first block (it began in this task's microtasks), before the next.
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    await f.close()
+    await assert.rejects(counting, { code: 'Closed' })
   } finally {
     await server.close()
   }
