@@ -63,7 +63,7 @@ for (let r = 0; r <= RUNS; r++) {  // the first run warms up
   })))
   await f.close()
   let folded = 0
-  const fold = await timed(async () => { folded = foldParts(rows, entries).length })
+  const fold = await timed(async () => { folded = (await foldParts(rows, entries)).length })
   if (folded !== rows.length - weights) throw new Error(`foldParts: ${folded} rows, expected ${rows.length - weights}`)
   const map = await timed(async () => {
     const byName = new Map(rows.map((r) => [r.name, r]))

@@ -106,25 +106,35 @@ const ORDERS = {
 }
 
 for (const [what, order] of Object.entries(ORDERS)) {
-  test(`foldParts, rows ${what}: as the reference folds them`, () => {
+  test(`foldParts, rows ${what}: as the reference folds them`, async () => {
     const { tensors, entries } = model(what === 'shuffled' ? 3000 : 400)
     const stored = order(tensors).map(([name, dtype], i) => row(name, i, dtype))
-    const got = foldParts(stored, entries)
+    const got = await foldParts(stored, entries)
     assert.equal(got.length, stored.length - entries.reduce((n, e) => n + Object.keys(e.parts).length, 0) + entries.length)
     assert.deepEqual(got, reference(stored, entries))
   })
 }
 
-test('foldParts: a part two weights name goes under the later one; a part with no row is left out', () => {
+test('foldParts: a part two weights name goes under the later one; a part with no row is left out', async () => {
   const { tensors, entries } = model(30)
   const stored = tensors.slice().sort((a, b) => bytes(a[0], b[0])).map(([name, dtype], i) => row(name, i, dtype))
   const shared = entries[3].parts.scaleInv
   entries[10] = { ...entries[10], parts: { weight: entries[10].parts.weight, scaleInv: shared } }
   entries[20] = { ...entries[20], parts: { ...entries[20].parts, extra: 'model.not.there' } }
-  const got = foldParts(stored, entries)
+  const got = await foldParts(stored, entries)
   assert.deepEqual(got, reference(stored, entries))
   const under = (/** @type {string} */ w) => got.find((r) => r.name === w)?.quant?.parts.map((p) => p.name)
   assert.deepEqual(under(entries[10].name), [entries[10].parts.weight, shared])
   assert.deepEqual(under(entries[3].name), [entries[3].parts.weight])
   assert.deepEqual(under(entries[20].name), [entries[20].parts.weight, entries[20].parts.scaleInv])
+})
+
+test('foldParts of 300,000 rows pauses between blocks of them, and folds as the reference', async () => {
+  const { tensors, entries } = model(100_000)
+  const stored = tensors.map(([name, dtype], i) => row(name, i, dtype))
+  let pauses = 0
+  const got = await foldParts(stored, entries, async () => { pauses++ })
+  // 300,002 stored rows and 100,001 weights, in blocks of 100,000: 3 pauses, then 1.
+  assert.equal(pauses, 4)
+  assert.deepEqual(got, reference(stored, entries))
 })

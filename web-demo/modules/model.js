@@ -70,6 +70,9 @@ export async function openUrl(href, options) {
   /** @type {Model['config'] & { refused: unknown }} */
   let config = { from: null, used: false, refused: null }
   try {
+    // At 500,000 names, parsing the index, making its names, making their rows and showing them
+    // take hundreds of milliseconds each: the page answers input between them, not after their sum.
+    await breathe(options.signal)
     // config.json is looked for only when the names look quantized (a plain checkpoint costs no
     // request more); when it has quantization settings, the file is opened again with them.
     if (options.findConfig && looksQuantized(f.names)) {
@@ -87,7 +90,7 @@ export async function openUrl(href, options) {
     // A name with a bare % (100%.safetensors) is not percent-encoding: shown as it is.
     const label = hub ? href.replace(/^hf:\/\//i, '') : safeDecode(new URL(href).pathname.split('/').pop() || href)
     const source = hub ? 'hub' : 'url'
-    if (f instanceof ShardedFile) return shardedModel(f, label, source, config)
+    if (f instanceof ShardedFile) return await shardedModel(f, label, source, config, options.signal)
     return await fileModel(/** @type {SafetensorsFile} */ (f), label, source, config)
   } catch (error) {
     await f.close()
@@ -162,7 +165,13 @@ export async function openLocal(files, wrap, signal, config = { config: undefine
       throw new SafetensorsError('ShardMissing', `${index.name} names ${missing.length === 1 ? 'a shard' : 'shards'} ` +
         `not among the files given: ${missing.join(', ')}. Choose or drop the index together with its shards.`)
     })
-    return shardedModel(/** @type {ShardedFile} */ (opened.file), index.name, 'local', opened.config)
+    const f = /** @type {ShardedFile} */ (opened.file)
+    try {
+      return await shardedModel(f, index.name, 'local', opened.config, signal)
+    } catch (error) {
+      await f.close()
+      throw error
+    }
   }
   if (files.length > 1) {
     throw new SafetensorsError('UnsupportedSource', `${files.length} files given: choose one .safetensors file, ` +
@@ -194,21 +203,31 @@ async function fileModel(f, label, source, config) {
 /** The shape of a pending row: none yet. */
 const NO_SHAPE = /** @type {number[]} */ (/** @type {unknown} */ (Object.freeze([])))
 
+/** Rows made between two breaths: a few tens of milliseconds' work. */
+const ROWS_A_BREATH = 100_000
+
 /**
  * A sharded set as its index gives it: a pending row per name (its shard known, nothing else),
- * the sizes and counts that need the shard headers unknown (NaN) until completeSharded.
+ * the sizes and counts that need the shard headers unknown (NaN) until completeSharded. Made
+ * between breaths (after the index's names, before they are shown), a block of rows at a time.
  * @param {ShardedFile} f @param {string} label @param {Model['source']} source
- * @param {Model['config'] & { refused: unknown }} config
- * @returns {Model}
+ * @param {Model['config'] & { refused: unknown }} config @param {AbortSignal} signal
+ * @returns {Promise<Model>}
  */
-function shardedModel(f, label, source, config) {
+async function shardedModel(f, label, source, config, signal) {
   const paths = f.shards
   /** @type {Map<string, Row[]>} */
   const shardRows = new Map()
   /** @type {Row[]} */
   const rows = []
+  let made = 0
+  await breathe(signal)
   // Shard by shard, as `names` groups them (a lookup of each name's shard costs microseconds).
   for (const shard of paths) {
+    if (rows.length - made >= ROWS_A_BREATH) {
+      made = rows.length
+      await breathe(signal)
+    }
     /** @type {Row[]} */
     const own = []
     for (const name of f.namesIn(shard)) {
@@ -220,6 +239,7 @@ function shardedModel(f, label, source, config) {
     }
     shardRows.set(shard, own)
   }
+  await breathe(signal)
   return {
     kind: 'sharded', label, source, file: f, byteLength: NaN, headerLength: NaN,
     metadata: f.metadata, shardMetadata: null,
@@ -266,7 +286,7 @@ export async function completeSharded(model, signal) {
     ...model, rows: stored, quantized, quantizedError, parameters, shards, shardMetadata: same ? files[0]?.metadata ?? null : null,
     byteLength: shards.reduce((n, s) => n + s.byteLength, 0), headerLength: shards.reduce((n, s) => n + s.headerLength, 0),
   }
-  const whole = await withQuantized(base, () => undefined, { ...model.config, refused: model.quantError })
+  const whole = await withQuantized(base, () => undefined, { ...model.config, refused: model.quantError }, () => breathe(signal))
   Object.assign(model, whole)
   const headers = /** @type {HeaderState} */ (model.headers)
   headers.complete = true
@@ -289,9 +309,10 @@ export async function breathe(signal) {
  * @param {Omit<Model, 'stored' | 'quantized' | 'quantError' | 'config'>} base
  * @param {() => QuantEntry[] | Promise<QuantEntry[]> | undefined} list
  * @param {Model['config'] & { refused: unknown }} config
+ * @param {() => Promise<void>} [pause] awaited between blocks of the folding (foldParts)
  * @returns {Promise<Model>}
  */
-async function withQuantized(base, list, config) {
+async function withQuantized(base, list, config, pause) {
   const stored = base.rows
   /** @type {QuantEntry[]} */
   let entries = []
@@ -312,17 +333,19 @@ async function withQuantized(base, list, config) {
   }
   const model = { ...base, stored, quantized: entries, quantError, config: { from: config.from, used: config.used } }
   if (entries.length === 0) return model
-  return { ...model, rows: foldParts(stored, entries) }
+  return { ...model, rows: await foldParts(stored, entries, pause) }
 }
 
 /**
  * The rows the list shows: stored rows that are no part of a quantized weight, and one row per
  * quantized weight (where its first part was), its parts under it in the order of its `parts`.
- * A part two weights name (detection gives none) goes under the later one.
- * @param {Row[]} stored @param {QuantEntry[]} entries
- * @returns {Row[]}
+ * A part two weights name (detection gives none) goes under the later one. At 500,000 parts
+ * that is over half a second of work and of garbage collection: `pause` is awaited between
+ * blocks of it, so that the page answers input meanwhile.
+ * @param {Row[]} stored @param {QuantEntry[]} entries @param {() => Promise<void>} [pause]
+ * @returns {Promise<Row[]>}
  */
-export function foldParts(stored, entries) {
+export async function foldParts(stored, entries, pause = async () => {}) {
   // Each stored row's weight and role, in one number (-1: no part).
   const owner = new Int32Array(stored.length).fill(-1)
   const roles = entries.map((e) => Object.keys(e.parts))
@@ -338,44 +361,62 @@ export function foldParts(stored, entries) {
   // Where each weight's row goes (its first part's place) and that part's order.
   const at = new Int32Array(entries.length).fill(-1)
   const orders = new Float64Array(entries.length)
-  for (let i = 0; i < stored.length; i++) {
-    const r = stored[i]
-    const code = owner[i]
-    if (code < 0) {
-      rows.push(r)
-      continue
-    }
-    const k = Math.floor(code / ROLES)
-    partsOf[k].push(partRow(r, entries[k].name, roles[k][code % ROLES]))
-    if (at[k] < 0) {
-      at[k] = rows.length
-      orders[k] = r.order
-      rows.push(null)
+  // The loops are plain functions, called a block at a time: a loop in the async function
+  // itself measured slower here (bench/sharded-count.js).
+  /** @param {number} from @param {number} to */
+  const place = (from, to) => {
+    for (let i = from; i < to; i++) {
+      const r = stored[i]
+      const code = owner[i]
+      if (code < 0) {
+        rows.push(r)
+        continue
+      }
+      const k = Math.floor(code / ROLES)
+      partsOf[k].push(partRow(r, entries[k].name, roles[k][code % ROLES]))
+      if (at[k] < 0) {
+        at[k] = rows.length
+        orders[k] = r.order
+        rows.push(null)
+      }
     }
   }
-  at.forEach((position, k) => {
-    if (position < 0) return
-    const e = entries[k]
-    const parts = partsOf[k]
-    // In role order (the order of the weight's `parts`), which file order mostly is already.
-    let sorted = true
-    for (let j = 1; j < parts.length && sorted; j++) sorted = roles[k].indexOf(/** @type {string} */ (parts[j - 1].role)) < roles[k].indexOf(/** @type {string} */ (parts[j].role))
-    if (!sorted) parts.sort((a, b) => roles[k].indexOf(/** @type {string} */ (a.role)) - roles[k].indexOf(/** @type {string} */ (b.role)))
-    let byteOffset = Infinity
-    let byteLength = 0
-    for (const p of parts) {
-      byteOffset = Math.min(byteOffset, p.byteOffset)
-      byteLength += p.byteLength
+  /** @param {number} from @param {number} to */
+  const weights = (from, to) => {
+    for (let k = from; k < to; k++) {
+      const position = at[k]
+      if (position < 0) continue
+      const e = entries[k]
+      const parts = partsOf[k]
+      // In role order (the order of the weight's `parts`), which file order mostly is already.
+      let sorted = true
+      for (let j = 1; j < parts.length && sorted; j++) sorted = roles[k].indexOf(/** @type {string} */ (parts[j - 1].role)) < roles[k].indexOf(/** @type {string} */ (parts[j].role))
+      if (!sorted) parts.sort((a, b) => roles[k].indexOf(/** @type {string} */ (a.role)) - roles[k].indexOf(/** @type {string} */ (b.role)))
+      let byteOffset = Infinity
+      let byteLength = 0
+      for (const p of parts) {
+        byteOffset = Math.min(byteOffset, p.byteOffset)
+        byteLength += p.byteLength
+      }
+      const shape = e.shape.map(Number)
+      rows[position] = /** @type {Row} */ ({
+        name: e.name, dtype: /** @type {any} */ (e.scheme), shape, elements: shape.reduce((a, b) => a * b, 1), part: null,
+        byteOffset, byteLength, shard: parts[0].shard ?? null, order: orders[k],
+        quant: { scheme: e.scheme, details: e.details ?? {}, parts },
+      })
     }
-    const shape = e.shape.map(Number)
-    rows[position] = /** @type {Row} */ ({
-      name: e.name, dtype: /** @type {any} */ (e.scheme), shape, elements: shape.reduce((a, b) => a * b, 1), part: null,
-      byteOffset, byteLength, shard: parts[0].shard ?? null, order: orders[k],
-      quant: { scheme: e.scheme, details: e.details ?? {}, parts },
-    })
-  })
+  }
+  for (const [run, n] of /** @type {[typeof place, number][]} */ ([[place, stored.length], [weights, entries.length]])) {
+    for (let from = 0; from < n; from += FOLD_BLOCK) {
+      if (from > 0) await pause()
+      run(from, Math.min(n, from + FOLD_BLOCK))
+    }
+  }
   return /** @type {Row[]} */ (rows)
 }
+
+/** Stored rows (or weights) folded between two pauses: a few tens of milliseconds' work. */
+const FOLD_BLOCK = 100_000
 
 /**
  * A part's row: the stored row's fields, written out (copying with Object.assign costs several

@@ -8,6 +8,7 @@
 import { SafetensorsError } from '../../js/index.js'
 import { pool } from '../../js/io/pool.js'
 import { elementCount } from './format.js'
+import { breathe } from './model.js'
 
 /**
  * @typedef {import('./model.js').Model} Model
@@ -41,6 +42,9 @@ export async function readShard(model, path, signal) {
   const state = /** @type {HeaderState} */ (model.headers)
   const f = /** @type {import('../../js/index.js').ShardedFile} */ (model.file)
   const file = await f.shard(path, { signal })
+  // Parsed in the task its last bytes arrived in; its rows filled in a task of their own, so
+  // that several headers arriving together do not hold the page for all of them.
+  await breathe(signal)
   if (state.read.has(path)) return
   /** @type {string[]} */
   const lacking = []
