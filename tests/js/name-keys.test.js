@@ -68,11 +68,21 @@ test('forgetNameOrder while the keys are being made stops them, and none are kep
   const rows = /** @type {import('../../web-demo/modules/model.js').Row[]} */ (names(40_000).map((name, order) => ({
     name, dtype: 'BF16', shape: [2], byteOffset: order, byteLength: 4, elements: 2, shard: null, order, part: null,
   })))
+  // The first pause comes before any block (the caller's task shows the rows); forgotten in the
+  // second, after the first block, the making stops before pausing again.
   let pauses = 0
   const making = prepareNameOrder(rows, async () => {
-    if (++pauses === 1) forgetNameOrder(rows)
+    if (++pauses === 2) forgetNameOrder(rows)
   })
   await assert.rejects(making, /no longer wanted/)
-  assert.equal(pauses, 1, 'no block made after the keys were forgotten')
+  assert.equal(pauses, 2, 'no pause asked for after the keys were forgotten')
   assert.equal(preparedNameKeys(rows), undefined)
+  // Forgotten during the first pause: nothing is made at all.
+  const others = rows.map((r) => ({ ...r }))
+  let early = 0
+  await prepareNameOrder(others, async () => {
+    if (++early === 1) forgetNameOrder(others)
+  })
+  assert.equal(early, 1)
+  assert.equal(preparedNameKeys(others), undefined)
 })
