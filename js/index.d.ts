@@ -420,7 +420,10 @@ export declare class ShardedFile {
    */
   loadHeaders(options?: LoadHeadersOptions): Promise<void>
   info(name: string, options?: { signal?: AbortSignal }): Promise<ShardTensorInfo>
-  /** Fetches every shard header. */
+  /**
+   * Fetches every shard header. Quantized weights are detected once (shared with quantized()),
+   * a block of names a task; a close meanwhile rejects with `Closed`.
+   */
   parameterCount(options?: LoadHeadersOptions): Promise<ParameterCount>
   /** Fetches every shard header; a weight's parts may sit in different shards. */
   quantized(options?: LoadHeadersOptions): Promise<QuantizedWeight[]>
