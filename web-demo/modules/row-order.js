@@ -184,8 +184,8 @@ function shapeRanks(rows) {
 }
 
 /**
- * 0, 1, ... n - 1, by a loop: a typed array's `from` with a map function costs tens of milliseconds at
- * 500,000 rows. @param {number} n
+ * 0, 1, ... n - 1, by a loop: a typed array's `from` with a map function costs tens of
+ * milliseconds at 500,000 rows. @param {number} n
  */
 function identity(n) {
   const out = new Uint32Array(n)
