@@ -39,6 +39,7 @@ const BENCHES = [
   { area: 'cache', script: 'cache.js', args: quick ? ['--shards', '24', '--runs', '1'] : [] },
   { area: 'convert-remote', script: 'convert-remote.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'sharded-headers', script: 'sharded-headers.js', args: quick ? ['--runs', '1'] : [] },
+  { area: 'sharded-headers-link', script: 'sharded-headers.js', args: ['--bandwidth', '1000', ...(quick ? ['--runs', '1'] : [])] },
   { area: 'sharded-count', script: 'sharded-count.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'index-parse', script: 'index-parse.js', args: quick ? ['--rounds', '1'] : [] },
   { area: 'inspector-scale', script: 'inspector-scale.js', args: quick ? ['--runs', '1'] : [] },

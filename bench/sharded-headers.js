@@ -12,13 +12,14 @@
  *          lengths known in advance), through fetch() and through node:http: what the transport
  *          alone costs here.
  * The target: at most 3 round trips' worth of latency plus transfer, transfer being our bytes
- * over the loopback throughput measured in the same run (one large range request, no latency);
- * and the faster hub variant at least 3x our time.
+ * over the throughput measured in the same run (one large range request, no latency); and the
+ * faster hub variant at least 3x our time. `--bandwidth` limits every answer's body together
+ * to that many Mbit/s, as one network link would (loopback, over 7 Gbit/s here, by default).
  *
  * The server runs in a worker thread (`--server thread`, default), as a remote server's work is
  * not on the client's thread; `--server inline` runs it on the client's event loop, as
  * bench/remote.js does. Requests and body bytes are the server's counts.
- *   node bench/sharded-headers.js [--runs 3] [--latency 50] [--server thread|inline]
+ *   node bench/sharded-headers.js [--runs 3] [--latency 50] [--bandwidth 1000] [--server thread|inline]
  */
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
@@ -66,9 +67,10 @@ async function serve() {
       }
     },
   })
-  /** @param {{ cmd: string, ms?: number }} m */
+  /** @param {{ cmd: string, ms?: number, bytesPerSecond?: number }} m */
   const control = async (m) => {
     if (m.cmd === 'latency') server.setLatency(/** @type {number} */ (m.ms))
+    else if (m.cmd === 'bandwidth') server.setBandwidth(/** @type {number} */ (m.bytesPerSecond))
     else if (m.cmd === 'reset') server.resetStats()
     else if (m.cmd === 'close') await server.close()
     const { requests, bytes, maxInFlight } = server.stats
@@ -89,7 +91,7 @@ async function serve() {
 if (!isMainThread) {
   const s = await serve()
   const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
-  port.on('message', async (/** @type {{ id: number, cmd: string, ms?: number }} */ m) => {
+  port.on('message', async (/** @type {{ id: number, cmd: string, ms?: number, bytesPerSecond?: number }} */ m) => {
     port.postMessage({ id: m.id, result: await s.control(m) })
   })
   port.postMessage({ ready: { base: s.base, indexUrl: s.indexUrl, throughputUrl: s.throughputUrl, set: s.set } })
@@ -110,7 +112,7 @@ async function serveInWorker() {
       else waiting.get(m.id)?.(m.result), waiting.delete(m.id)
     })
   })
-  /** @param {{ cmd: string, ms?: number }} m */
+  /** @param {{ cmd: string, ms?: number, bytesPerSecond?: number }} m */
   const control = (m) => new Promise((resolve) => {
     waiting.set(++next, resolve)
     worker.postMessage({ id: next, ...m })
@@ -121,17 +123,19 @@ async function serveInWorker() {
 async function main() {
   const { values } = parseArgs({ options: {
     runs: { type: 'string', default: '3' }, latency: { type: 'string', default: '50' },
-    server: { type: 'string', default: 'thread' },
+    bandwidth: { type: 'string', default: '0' }, server: { type: 'string', default: 'thread' },
   } })
   const RUNS = Number(values.runs)
   const LATENCY = Number(values.latency)
+  const MBIT = Number(values.bandwidth)
+  const CONDITIONS = `${LATENCY} ms latency${MBIT ? `, ${MBIT} Mbit/s` : ''}`
   const { parseSafetensorsMetadata } = await import('@huggingface/hub')
   const { open } = await import('../js/node.js')
   const { emitFigures, figure, fmtMs, fmtX, machine, median } = await import('./common.js')
 
   const server = values.server === 'inline' ? { ...(await serve()), stop: async () => {} } : await serveInWorker()
   const { base, indexUrl, throughputUrl, set } = server
-  /** @param {{ cmd: string, ms?: number }} m @returns {Promise<{ requests: number, bytes: number, maxInFlight: number }>} */
+  /** @param {{ cmd: string, ms?: number, bytesPerSecond?: number }} m @returns {Promise<{ requests: number, bytes: number, maxInFlight: number }>} */
   const control = (m) => /** @type {any} */ (server.control(m))
 
   /** @param {string | URL} src @param {Record<string, any>} [options] */
@@ -188,28 +192,31 @@ async function main() {
   }
   const keys = Object.keys(clients)
 
-  /** Loopback throughput: one range request of THROUGHPUT_BYTES, no latency; best of 3, bytes/ms. */
+  // A limited link is probed with about a second of its bytes.
+  const probeBytes = MBIT ? Math.min(THROUGHPUT_BYTES, Math.max(16 << 20, MBIT * 125_000)) : THROUGHPUT_BYTES
+  /** The throughput: one range request of probeBytes, no latency; best of 3, bytes/ms. */
   async function throughput() {
     await control({ cmd: 'latency', ms: 0 })
     let best = Infinity
     for (let i = 0; i < 3; i++) {
       const t0 = performance.now()
-      const res = await fetch(throughputUrl, { headers: { Range: `bytes=0-${THROUGHPUT_BYTES - 1}` } })
+      const res = await fetch(throughputUrl, { headers: { Range: `bytes=0-${probeBytes - 1}` } })
       const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader()
       let n = 0
       for (let r = await reader.read(); !r.done; r = await reader.read()) n += r.value.length
-      if (n !== THROUGHPUT_BYTES) throw new Error(`throughput probe: ${n} bytes`)
+      if (n !== probeBytes) throw new Error(`throughput probe: ${n} bytes`)
       best = Math.min(best, performance.now() - t0)
     }
-    return THROUGHPUT_BYTES / best
+    return probeBytes / best
   }
 
   console.log(`sharded headers: ${set.shards} shards, ${set.names.toLocaleString('en-US')} names, 100,000-byte headers, ` +
-    `index ${(set.indexBytes / 1e6).toFixed(2)} MB; ${LATENCY} ms added per request; server in ${values.server === 'inline' ? 'the client\'s thread' : 'a worker thread'}; ` +
+    `index ${(set.indexBytes / 1e6).toFixed(2)} MB; ${LATENCY} ms added per request; ${MBIT ? `a ${MBIT} Mbit/s link` : 'loopback'}; server in ${values.server === 'inline' ? 'the client\'s thread' : 'a worker thread'}; ` +
     `median of ${RUNS} runs; ${machine()}, load average ${loadavg()[0].toFixed(1)}`)
+  await control({ cmd: 'bandwidth', bytesPerSecond: MBIT * 125_000 })
   for (const key of keys) await clients[key]()  // warm-up: modules, wasm, shard bytes built, connections
   const bytesPerMs = await throughput()
-  console.log(`loopback throughput (one ${THROUGHPUT_BYTES >> 20} MiB range request): ${(bytesPerMs / 1e6).toFixed(2)} GB/s`)
+  console.log(`throughput (one ${probeBytes >> 20} MiB range request): ${(bytesPerMs / 1e6).toFixed(2)} GB/s`)
 
   // Where a run's wall time goes, on the client's thread: CPU; waiting for answers (the event
   // loop idle); runnable but not running (other processes had the CPU).
@@ -269,7 +276,7 @@ async function main() {
   const mine = rows[keys[0]]
   const transfer = mine.bytes / bytesPerMs
   const bound = 3 * LATENCY + transfer
-  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers (open + loadHeaders + parameterCount), ${LATENCY} ms latency`,
+  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers (open + loadHeaders + parameterCount), ${CONDITIONS}`,
     ours: `${fmtMs(ms(keys[0]))}, ${mine.requests} requests, ${(mine.bytes / 1e6).toFixed(1)} MB`,
     baselineName: '3 round trips + transfer', baseline: `${fmtMs(bound)} (${fmtMs(3 * LATENCY)} + ${fmtMs(transfer)})`,
     ratio: bound / ms(keys[0]), ratioText: `${(ms(keys[0]) / LATENCY).toFixed(1)} round trips' worth, ` +
@@ -279,7 +286,7 @@ async function main() {
   // What the transport alone costs against the bound: a bound below the floor cannot be met
   // by any client on that transport on this machine.
   const [viaFetchKey, viaHttpKey] = keys.filter((k) => k.startsWith('floor:'))
-  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${LATENCY} ms latency: the transport alone (no parsing)`,
+  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${CONDITIONS}: the transport alone (no parsing)`,
     ours: `fetch() ${fmtMs(ms(viaFetchKey))}, node:http ${fmtMs(ms(viaHttpKey))}`,
     baselineName: '3 round trips + transfer', baseline: fmtMs(bound), ratio: bound / ms(viaFetchKey),
     ratioText: `fetch() alone takes ${fmtX(ms(viaFetchKey) / bound)} the bound, node:http alone ${fmtX(ms(viaHttpKey) / bound)}; ` +
@@ -288,7 +295,7 @@ async function main() {
   const hubKeys = keys.filter((k) => k.startsWith('@'))
   const fastest = hubKeys.reduce((a, b) => (ms(a) <= ms(b) ? a : b))
   const speedup = ms(fastest) / ms(keys[0])
-  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${LATENCY} ms latency: vs @huggingface/hub`,
+  figure({ area: 'sharded-headers', figure: `${set.shards} shard headers, ${CONDITIONS}: vs @huggingface/hub`,
     ours: fmtMs(ms(keys[0])), baselineName: fastest.replace('@huggingface/hub: ', '@huggingface/hub '),
     baseline: `${fmtMs(ms(fastest))}, ${rows[fastest].requests} requests, ${(rows[fastest].bytes / 1e6).toFixed(1)} MB`,
     ratio: speedup, ratioText: `${fmtX(speedup)} faster`, target: '>= 3x', met: speedup >= 3,

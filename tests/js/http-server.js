@@ -1,7 +1,7 @@
 /**
  * A test HTTP server on 127.0.0.1 (port 0): serves real bytes and virtual files (bytes made by a
  * function on demand, never stored), with Range, If-Range, ETag, If-None-Match (304) and CORS; counts requests and
- * body bytes; adds latency; misbehaves on demand (see Fault). It never keeps the process alive
+ * body bytes; adds latency; limits bandwidth; misbehaves on demand (see Fault). It never keeps the process alive
  * (unref) and closes itself after `lifetime` ms.
  */
 import { createServer } from 'node:http'
@@ -37,7 +37,8 @@ import { parseRange } from '../../web-demo/serve.js'
  */
 
 /**
- * @param {{ latency?: number, lifetime?: number, maxRequests?: number, auth?: string }} [options]
+ * @param {{ latency?: number, bandwidth?: number, lifetime?: number, maxRequests?: number, auth?: string }} [options]
+ *   bandwidth: bytes a second of every answer's body together, as one link carries them (none by default)
  */
 export async function startServer(options = {}) {
   const { lifetime = 120_000, maxRequests = 100_000 } = options
@@ -48,6 +49,18 @@ export async function startServer(options = {}) {
   /** @type {{ requests: number, bytes: number, inFlight: number, maxInFlight: number, log: LogEntry[] }} */
   const stats = { requests: 0, bytes: 0, inFlight: 0, maxInFlight: 0, log: [] }
   const state = { latency: options.latency ?? 0, auth: options.auth ?? null }
+  // One link shared by every answer: bodies queue on it in the order they are written, each
+  // piece sent when the link has carried it (ms on performance.now()). A link idle for less than
+  // LINK_SLACK ms counts as busy: a timer fires that late, and one answer's pieces wait on it.
+  const LINK_SLACK = 4
+  const link = { bytesPerMs: (options.bandwidth ?? 0) / 1000, free: 0 }
+  /** @param {number} n @returns {Promise<void> | undefined} */
+  const carry = (n) => {
+    if (!link.bytesPerMs) return undefined
+    const now = performance.now()
+    link.free = Math.max(link.free, now - LINK_SLACK) + n / link.bytesPerMs
+    return link.free - now >= 1 ? new Promise((r) => setTimeout(r, link.free - now)) : undefined
+  }
 
   /** @param {string} path @returns {Fault | null} takes one use of the path's first active fault */
   function takeFault(path) {
@@ -145,7 +158,7 @@ export async function startServer(options = {}) {
     head(range ? 206 : 200, headers)
     if (req.method === 'HEAD') return void res.end()
     const limit = Math.min(end - start, fault?.cut ?? Infinity, send)
-    await writeBody(res, content, start + shift, limit, (n) => { entry.bytes += n; stats.bytes += n }, version)
+    await writeBody(res, content, start + shift, limit, (n) => { entry.bytes += n; stats.bytes += n }, version, carry)
     if (fault?.cut !== undefined) req.socket.destroy()
     else res.end()
   })
@@ -181,6 +194,8 @@ export async function startServer(options = {}) {
     clearFaults() { faults.clear() },
     /** @param {number} ms */
     setLatency(ms) { state.latency = ms },
+    /** @param {number} bytesPerSecond every body's bytes together; 0: no limit */
+    setBandwidth(bytesPerSecond) { link.bytesPerMs = bytesPerSecond / 1000 },
     /** @param {string | null} value required Authorization header */
     setAuth(value) { state.auth = value },
     resetStats() { Object.assign(stats, { requests: 0, bytes: 0, maxInFlight: stats.inFlight, log: [] }) },
@@ -196,10 +211,12 @@ export function bytesContent(bytes) {
 /**
  * Writes [offset, offset + length) of `content` in 64 KiB pieces, honouring backpressure, and stops
  * when the client goes away. Versions after the first XOR every byte, so a change is visible.
+ * Each piece waits for its turn on the link (`carry`).
  * @param {import('node:http').ServerResponse} res @param {Content} content
  * @param {number} offset @param {number} length @param {(n: number) => void} count @param {number} version
+ * @param {(n: number) => Promise<void> | undefined} carry
  */
-async function writeBody(res, content, offset, length, count, version) {
+async function writeBody(res, content, offset, length, count, version, carry) {
   const CHUNK = 64 * 1024
   for (let done = 0; done < length && !res.destroyed;) {
     const n = Math.min(CHUNK, length - done)
@@ -207,6 +224,9 @@ async function writeBody(res, content, offset, length, count, version) {
     content.fill(piece, offset + done)
     if (version > 1) for (let i = 0; i < n; i++) piece[i] ^= version
     done += n
+    const turn = carry(n)
+    if (turn) await turn
+    if (res.destroyed) break
     count(n)
     if (!res.write(piece)) {
       await new Promise((resolve) => {

@@ -1,6 +1,7 @@
 // ShardedFile.loadHeaders as an app calls it, with default options, over HTTP: how many shard
 // headers it fetches at once (256 in Node by default: the 282 shards of the largest sets in two
-// rounds), that an explicit concurrency bounds it, and progress counts every shard once.
+// rounds), that an explicit concurrency bounds it, and progress counts every shard once; and the
+// test server's shared link that bench/sharded-headers.js limits bandwidth with.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { open } from '../../js/node.js'
@@ -110,5 +111,25 @@ test('parameterCount counts each shard\'s names in its own header, and says whic
     } finally {
       await w.remove()
     }
+  }
+})
+
+test('over the test server\'s link (the bench\'s --bandwidth), the shard headers cross it together and no faster than its rate', async () => {
+  const RATE = 1e6  // bytes a second
+  const small = makeShardedSet({ tensors: 400, shards: 8 })
+  const server = await startServer({ bandwidth: RATE })
+  try {
+    const f = await open(serveSet(server, small))
+    server.resetStats()
+    const t0 = performance.now()
+    await f.loadHeaders()
+    const ms = performance.now() - t0
+    const carried = (server.stats.bytes / RATE) * 1000
+    assert.ok(carried > 20, `${server.stats.bytes} bytes: enough to time`)
+    assert.ok(ms >= carried - 2, `${ms.toFixed(1)} ms for ${server.stats.bytes} bytes at ${RATE} B/s (${carried.toFixed(1)} ms)`)
+    assert.ok(server.stats.maxInFlight > 1, 'the shards share the link')
+    await f.close()
+  } finally {
+    await server.close()
   }
 })
