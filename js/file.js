@@ -58,12 +58,24 @@ export async function openSource(source, options = {}) {
         signal, onProgress: onProgress && ((p) => onProgress({ loaded: 8 + p.loaded, total: 8 + p.total })),
       })
     } else {
-      const header = await source.read(8, headerLength, { signal })
+      // In hand, the header goes to the heap piece by piece as the source keeps it (a view made
+      // after each await: another file's open may grow the heap meanwhile).
+      let got = 0
+      if (source.stream) {
+        for await (const piece of source.stream(8, headerLength, { signal })) {
+          const n = Math.min(piece.length, headerLength - got)
+          if (n > 0) heapView(core, ptr + got, n).set(piece.subarray(0, n))
+          got += piece.length
+        }
+      } else {
+        const header = await source.read(8, headerLength, { signal })
+        got = header.length
+        if (got === headerLength) heapView(core, ptr, got).set(header)
+      }
       throwIfAborted(signal)
-      if (header.length !== headerLength)
-        throw new SafetensorsError('ShortRead', `asked for ${headerLength} bytes at offset 8, the source gave ${header.length}`,
-          { offset: 8 + header.length })
-      heapView(core, ptr, headerLength).set(header)
+      if (got !== headerLength)
+        throw new SafetensorsError('ShortRead', `asked for ${headerLength} bytes at offset 8, the source gave ${got}`,
+          { offset: 8 + got })
       onProgress?.({ loaded: 8 + headerLength, total: 8 + headerLength })
     }
     const table = new TensorTable(parseHeader(core, ptr, headerLength, fileLength), 8 + headerLength)

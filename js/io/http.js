@@ -27,6 +27,7 @@ import {
   Transient, checkTotal, checkValidators, contentRange, declaredLength, describeFailure, failedStatus,
   refuseEncoded, safeOrigin,
 } from './http-answers.js'
+import { Prefix, concat } from './prefix.js'
 import { checkRange } from './sources.js'
 
 /** P. Real headers: LLM shards 10-100 KB, SD 1.5 and Whisper ~120 KB, Flux ~80 KB; SDXL single
@@ -100,7 +101,7 @@ export async function urlSource(url, options = {}) {
   let kept = await cache?.lookup('header', state.href) ?? null
   if (kept?.fresh) {
     kept.restore(state, null)
-    return makeSource(state, kept.bytes, options, kept)
+    return makeSource(state, Prefix.of(kept.bytes), options, kept)
   }
   let prefix = await retrying(state, options.signal, `the first ${size} bytes`, async () => {
     const range = { Range: `bytes=0-${size - 1}` }
@@ -115,7 +116,7 @@ export async function urlSource(url, options = {}) {
       state.readHref = response.url || state.href
       if (hit) {
         /** @type {NonNullable<typeof kept>} */ (kept).restore(state, response)
-        return lastFirstAnswer(state, /** @type {NonNullable<typeof kept>} */ (kept).bytes)
+        return Prefix.of(lastFirstAnswer(state, /** @type {NonNullable<typeof kept>} */ (kept).bytes))
       }
       kept = null
       return await firstResponse(state, response, size, threshold, options.onProgress)
@@ -126,9 +127,11 @@ export async function urlSource(url, options = {}) {
   // Only from a server that honours Range: one that sends the whole file would answer later
   // ranges (asked with If-Range) with it too, which reads as a change.
   if (cache && !kept && state.status === 206) {
-    ;({ prefix, entry: kept } = await cache.keepHeader(state, prefix,
-      (from, end) => fetchRange(state, from, end, options.signal), options.onProgress))
-    if (kept) lastKept = { href: state.href, etag: state.etag, bytes: prefix }
+    const { prefix: bytes, entry } = await cache.keepHeader(state, prefix.bytes(),
+      (from, end) => fetchRange(state, from, end, options.signal), options.onProgress)
+    prefix = Prefix.of(bytes)
+    kept = entry
+    if (kept) lastKept = { href: state.href, etag: state.etag, bytes }
   }
   return makeSource(state, prefix, options, kept)
 }
@@ -313,8 +316,8 @@ function sleep(ms, signal) {
  * @param {(n: number) => void} [onBytes] told the count so far after each chunk
  * @param {(chunk: Uint8Array) => void} [onChunk] given each chunk as it arrives
  * @param {boolean} [keep] false: the chunks are not gathered (`bytes` is empty; `length` counts)
- * @returns {Promise<{ bytes: Uint8Array, chunks: Uint8Array[], length: number, complete: boolean, broken: unknown }>}
- *   bytes: the chunks joined, on first use */
+ * @returns {Promise<{ bytes: Uint8Array, prefix: Prefix, chunks: Uint8Array[], length: number, complete: boolean, broken: unknown }>}
+ *   bytes: the chunks joined, on first use; prefix: the chunks kept, unjoined */
 async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   /** @type {Uint8Array[]} */
   const chunks = []
@@ -342,15 +345,9 @@ async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   }
   return {
     get bytes() { return keep ? concat(chunks, Math.min(n, want)) : new Uint8Array(0) },
+    get prefix() { return new Prefix(keep ? chunks : [], keep ? Math.min(n, want) : 0) },
     chunks, length: n, complete: done && n <= want, broken,
   }
-}
-
-/** The first `n` bytes of `chunks` in one array. @param {Uint8Array[]} chunks @param {number} n */
-function concat(chunks, n) {
-  const out = new Uint8Array(n)
-  for (let i = 0, at = 0; at < n; at += chunks[i++].length) out.set(chunks[i].subarray(0, n - at), at)
-  return out
 }
 
 /** How many leading bytes hold the length and the header, once the first 8 have arrived.
@@ -364,7 +361,7 @@ const headerEnd = (size) => (chunks, n) => {
 /** Checks the answer to `bytes=0-(size-1)`, learns the file length, returns the prefix to keep.
  * @param {State} state @param {Response} response @param {number} size @param {number} threshold
  * @param {((p: Progress) => void) | undefined} onProgress
- * @returns {Promise<Uint8Array>} */
+ * @returns {Promise<Prefix>} */
 async function firstResponse(state, response, size, threshold, onProgress) {
   if (response.status === 206) {
     refuseEncoded(state.href, response)
@@ -376,21 +373,21 @@ async function firstResponse(state, response, size, threshold, onProgress) {
         `the server sent ${range.start}-${range.end} of ${range.total}`)
     remember(state, response, range.total)
     // A body cut short keeps what arrived: later reads fetch the rest.
-    const { bytes, complete, broken } = await readBody(response, range.end + 2, undefined,
+    const { prefix, complete, broken } = await readBody(response, range.end + 2, undefined,
       (n) => onProgress?.({ loaded: n, total: range.end + 1 }))
-    if (bytes.length > range.end + 1)
+    if (prefix.length > range.end + 1)
       throw new SafetensorsError('InvalidContentRange', `${state.href}: the body is longer than its Content-Range`)
-    if (bytes.length === 0 && !complete) throw broken
-    return bytes
+    if (prefix.length === 0 && !complete) throw broken
+    return prefix
   }
   if (response.status === 416) {
     if (response.headers.get('content-range')?.trim() !== 'bytes */0')
       throw new SafetensorsError('RangeNotSatisfiable', `${state.href}: HTTP 416 for bytes 0-${size - 1}`, { status: 416 })
     remember(state, response, 0)  // an empty file: no byte 0 to send
-    return new Uint8Array(0)
+    return Prefix.of(new Uint8Array(0))
   }
   if (response.status !== 200) throw await failedStatus(state, response)
-  return wholeFileAnswer(state, response, size, threshold, onProgress)
+  return Prefix.of(await wholeFileAnswer(state, response, size, threshold, onProgress))
 }
 
 /**
@@ -618,7 +615,7 @@ function endOrAbort(reader, signal) {
   return Promise.race([reader.read(), aborted]).finally(() => signal.removeEventListener('abort', onAbort))
 }
 
-/** @param {State} state @param {Uint8Array} prefix the file's first bytes, kept
+/** @param {State} state @param {Prefix} prefix the file's first bytes, kept
  * @param {HttpOptions} options @param {import('./cache.js').Entry | null} [entry] the file's
  *   cache entry: later ranges go through it @returns {UrlSource} */
 function makeSource(state, prefix, options, entry = null) {
@@ -629,7 +626,7 @@ function makeSource(state, prefix, options, entry = null) {
     const end = offset + length
     if (offset < cache.length && offset < end) {
       const stop = Math.min(end, cache.length)
-      yield cache.subarray(offset, stop)
+      yield* cache.spans(offset, stop)
       offset = stop
     }
     if (offset >= end) return
@@ -648,11 +645,11 @@ function makeSource(state, prefix, options, entry = null) {
     defaultConcurrency: options.concurrency ?? CONCURRENCY,
     get cachedBytes() { return cache.length },
     /** Forgets the kept prefix (a sharded set keeps the prefixes of its shards within a budget). */
-    releaseCache() { cache = new Uint8Array(0) },
+    releaseCache() { cache = Prefix.of(new Uint8Array(0)) },
     stream,
     async read(offset, length, opts = {}) {
       checkRange(offset, length, state.byteLength)
-      if (offset + length <= cache.length) return cache.subarray(offset, offset + length)
+      if (offset + length <= cache.length) return cache.slice(offset, offset + length)
       const out = new Uint8Array(length)
       let at = 0
       for await (const chunk of stream(offset, length, opts)) {
@@ -662,7 +659,7 @@ function makeSource(state, prefix, options, entry = null) {
       return out
     },
     close() {
-      cache = new Uint8Array(0)
+      cache = Prefix.of(new Uint8Array(0))
       return cacheOf(options)?.settled()
     },
   }
