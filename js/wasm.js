@@ -51,7 +51,11 @@ export function loadCoreVariant(variant) {
   return core
 }
 
+/** @type {'simd' | 'nosimd' | null} the build, chosen once: every open asks for the core (a
+ * shard set's hundreds of them), and validating the probe costs about 30 us each time */
+let chosen = null
+
 /** @returns {Promise<any>} the Emscripten module with the Embind functions */
 export function loadCore() {
-  return loadCoreVariant(coreVariant())
+  return loadCoreVariant((chosen ??= coreVariant()))
 }
