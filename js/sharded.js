@@ -376,6 +376,10 @@ export class ShardedFile {
     options.onProgress?.({ loaded, total })
     await pool(todo, options.concurrency ?? this.#headerConcurrency, options.signal, async (i, signal) => {
       await this.#file(i, signal)
+      // Matched to the index as it arrives, while the other headers are on their way: a count
+      // or a detection over every name afterwards finds each shard's rows in order (the first
+      // shard in also decodes the index's names, which they need).
+      this.#aligned(i)
       options.onProgress?.({ loaded: ++loaded, total })
     })
   }
