@@ -417,6 +417,8 @@ export declare class ShardedFile {
   /**
    * Fetches every shard header not fetched yet, `concurrency` at a time (by default the
    * `concurrency` given to open, else 256 in Node and 32 in browsers). `onProgress` counts shards.
+   * Each header is matched to the index's names as it arrives (the names are decoded then, as
+   * `names` would), so that counts and detection afterwards start at once.
    */
   loadHeaders(options?: LoadHeadersOptions): Promise<void>
   info(name: string, options?: { signal?: AbortSignal }): Promise<ShardTensorInfo>

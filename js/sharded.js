@@ -366,6 +366,7 @@ export class ShardedFile {
    * default: 256 in Node, 32 in browsers). Only parsed headers are kept (each shard's first
    * window too, within a budget), so hundreds of shards fit. `onProgress` counts
    * shards: `{ loaded, total }` with loaded the shards whose header is in, total all of them.
+   * Each header is matched to the index as it arrives (#aligned).
    * @param {{ signal?: AbortSignal, concurrency?: number,
    *   onProgress?: (p: { loaded: number, total: number }) => void }} [options]
    */
