@@ -7,7 +7,6 @@ import { heapAlloc, heapFree, heapView, parseHeader, planSlice, readHeaderLength
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { readTargets } from './io/reader.js'
-import { SNIFF_BYTES, notSafetensors } from './io/sniff.js'
 import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
 import { loadCore } from './wasm.js'
@@ -125,13 +124,16 @@ async function readShapeCarriers(core, source, table, detector, signal) {
 
 /**
  * The core's verdict on a header length that cannot be right, or NotSafetensors when the first
- * bytes say what the file is instead (a page, an LFS pointer...).
+ * bytes say what the file is instead (a page, an LFS pointer...). The sniffer loads only then,
+ * out of a page's first download; where it cannot load, the verdict stands.
  * @param {ByteSource & { response?: { status: number, contentType: string | null } }} source
  * @param {SafetensorsError} verdict @param {AbortSignal | undefined} signal
  */
 async function lengthError(source, verdict, signal) {
-  const head = await source.read(0, Math.min(SNIFF_BYTES, source.byteLength), { signal }).catch(() => null)
-  return (head && notSafetensors(verdict, head, source.describe ?? 'the file', source.response)) ?? verdict
+  const sniff = await import('./io/sniff.js').catch(() => null)
+  if (!sniff) return verdict
+  const head = await source.read(0, Math.min(sniff.SNIFF_BYTES, source.byteLength), { signal }).catch(() => null)
+  return (head && sniff.notSafetensors(verdict, head, source.describe ?? 'the file', source.response)) ?? verdict
 }
 
 export class SafetensorsFile {
