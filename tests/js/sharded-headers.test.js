@@ -126,7 +126,8 @@ test('over the test server\'s link (the bench\'s --bandwidth), the shard headers
     const ms = performance.now() - t0
     const carried = (server.stats.bytes / RATE) * 1000
     assert.ok(carried > 20, `${server.stats.bytes} bytes: enough to time`)
-    assert.ok(ms >= carried - 2, `${ms.toFixed(1)} ms for ${server.stats.bytes} bytes at ${RATE} B/s (${carried.toFixed(1)} ms)`)
+    // Less the 4 ms an idle link lends its first piece (the server's LINK_SLACK), and a rounding.
+    assert.ok(ms >= carried - 5, `${ms.toFixed(1)} ms for ${server.stats.bytes} bytes at ${RATE} B/s (${carried.toFixed(1)} ms)`)
     assert.ok(server.stats.maxInFlight > 1, 'the shards share the link')
     await f.close()
   } finally {
