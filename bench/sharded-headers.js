@@ -33,6 +33,7 @@ const FOLDER = `/${REPO}/resolve/main`
 const INDEX = 'model.safetensors.index.json'
 const THROUGHPUT_PATH = '/throughput.bin'
 const THROUGHPUT_BYTES = 256 << 20
+/** @typedef {{ cmd: string, ms?: number, bytesPerSecond?: number }} Command for the server: latency, bandwidth, reset, stats, close */
 
 /** This thread's CPU time and time runnable but waiting for a CPU, in ms (Linux:
  * /proc/thread-self/schedstat, in ns), else NaN. */
@@ -67,7 +68,7 @@ async function serve() {
       }
     },
   })
-  /** @param {{ cmd: string, ms?: number, bytesPerSecond?: number }} m */
+  /** @param {Command} m */
   const control = async (m) => {
     if (m.cmd === 'latency') server.setLatency(/** @type {number} */ (m.ms))
     else if (m.cmd === 'bandwidth') server.setBandwidth(/** @type {number} */ (m.bytesPerSecond))
@@ -91,7 +92,7 @@ async function serve() {
 if (!isMainThread) {
   const s = await serve()
   const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
-  port.on('message', async (/** @type {{ id: number, cmd: string, ms?: number, bytesPerSecond?: number }} */ m) => {
+  port.on('message', async (/** @type {Command & { id: number }} */ m) => {
     port.postMessage({ id: m.id, result: await s.control(m) })
   })
   port.postMessage({ ready: { base: s.base, indexUrl: s.indexUrl, throughputUrl: s.throughputUrl, set: s.set } })
@@ -112,7 +113,7 @@ async function serveInWorker() {
       else waiting.get(m.id)?.(m.result), waiting.delete(m.id)
     })
   })
-  /** @param {{ cmd: string, ms?: number, bytesPerSecond?: number }} m */
+  /** @param {Command} m */
   const control = (m) => new Promise((resolve) => {
     waiting.set(++next, resolve)
     worker.postMessage({ id: next, ...m })
@@ -135,7 +136,7 @@ async function main() {
 
   const server = values.server === 'inline' ? { ...(await serve()), stop: async () => {} } : await serveInWorker()
   const { base, indexUrl, throughputUrl, set } = server
-  /** @param {{ cmd: string, ms?: number, bytesPerSecond?: number }} m @returns {Promise<{ requests: number, bytes: number, maxInFlight: number }>} */
+  /** @param {Command} m @returns {Promise<{ requests: number, bytes: number, maxInFlight: number }>} */
   const control = (m) => /** @type {any} */ (server.control(m))
 
   /** @param {string | URL} src @param {Record<string, any>} [options] */
