@@ -317,7 +317,7 @@ function sleep(ms, signal) {
  * @param {(chunk: Uint8Array) => void} [onChunk] given each chunk as it arrives
  * @param {boolean} [keep] false: the chunks are not gathered (`bytes` is empty; `length` counts)
  * @returns {Promise<{ bytes: Uint8Array, prefix: Prefix, chunks: Uint8Array[], length: number, complete: boolean, broken: unknown }>}
- *   bytes: the chunks joined, on first use; prefix: the chunks kept, unjoined */
+ *   prefix: the chunks kept, unjoined; bytes: them joined (a view where one chunk holds them) */
 async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   /** @type {Uint8Array[]} */
   const chunks = []
@@ -343,9 +343,10 @@ async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   } finally {
     if (!done) reader.cancel().catch(() => {})
   }
+  const kept = () => new Prefix(keep ? chunks : [], keep ? Math.min(n, want) : 0)
   return {
-    get bytes() { return keep ? concat(chunks, Math.min(n, want)) : new Uint8Array(0) },
-    get prefix() { return new Prefix(keep ? chunks : [], keep ? Math.min(n, want) : 0) },
+    get bytes() { return kept().bytes() },
+    get prefix() { return kept() },
     chunks, length: n, complete: done && n <= want, broken,
   }
 }
@@ -620,6 +621,7 @@ function endOrAbort(reader, signal) {
  *   cache entry: later ranges go through it @returns {UrlSource} */
 function makeSource(state, prefix, options, entry = null) {
   let cache = prefix
+  const forget = () => { cache = Prefix.of(new Uint8Array(0)) }
   /** @param {number} offset @param {number} length @param {{ signal?: AbortSignal }} [opts] */
   async function* stream(offset, length, opts = {}) {
     checkRange(offset, length, state.byteLength)
@@ -645,7 +647,7 @@ function makeSource(state, prefix, options, entry = null) {
     defaultConcurrency: options.concurrency ?? CONCURRENCY,
     get cachedBytes() { return cache.length },
     /** Forgets the kept prefix (a sharded set keeps the prefixes of its shards within a budget). */
-    releaseCache() { cache = Prefix.of(new Uint8Array(0)) },
+    releaseCache: forget,
     stream,
     async read(offset, length, opts = {}) {
       checkRange(offset, length, state.byteLength)
@@ -659,7 +661,7 @@ function makeSource(state, prefix, options, entry = null) {
       return out
     },
     close() {
-      cache = Prefix.of(new Uint8Array(0))
+      forget()
       return cacheOf(options)?.settled()
     },
   }
