@@ -2,7 +2,10 @@
 # Every test of the project, in one command (`npm test`): the C++ suite natively, under
 # ASan+UBSan and compiled to wasm under Node (32-bit size_t); bounded fuzzing; lint and format;
 # the type check; the Node tests; the browser tests. Installs what is missing first.
+# `--quick` (`npm run test:quick`, the edit loop): lint, types and the Node tests only.
 set -uo pipefail
+quick=0
+[ "${1:-}" = --quick ] && quick=1
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
@@ -54,10 +57,12 @@ fuzz() {
   return $ok
 }
 
-step "C++ suite (native)" cxx_suite build/native -DCMAKE_BUILD_TYPE=Release
-step "C++ suite (ASan+UBSan)" cxx_suite build/asan -DCMAKE_BUILD_TYPE=Debug -DST_SANITIZE=ON
-step "C++ suite (wasm32 under Node)" wasm_suite
-step "fuzzing (${FUZZ_SECONDS}s per target)" fuzz
+if [ $quick = 0 ]; then
+  step "C++ suite (native)" cxx_suite build/native -DCMAKE_BUILD_TYPE=Release
+  step "C++ suite (ASan+UBSan)" cxx_suite build/asan -DCMAKE_BUILD_TYPE=Debug -DST_SANITIZE=ON
+  step "C++ suite (wasm32 under Node)" wasm_suite
+  step "fuzzing (${FUZZ_SECONDS}s per target)" fuzz
+fi
 lint() {
   npx eslint . || return 1
   # The C++ sources in the style .clang-format describes (clang-format -i applies it).
@@ -67,7 +72,7 @@ lint() {
 step "lint and format (eslint, clang-format)" lint
 step "type check (tsc --strict)" npx tsc -p tests/tsconfig.json
 step "Node tests" node --test tests/js/
-if [ -d tests/browser ] && ls tests/browser/*.test.js >/dev/null 2>&1; then
+if [ $quick = 0 ] && [ -d tests/browser ] && ls tests/browser/*.test.js >/dev/null 2>&1; then
   step "browser tests (Chromium)" node --test tests/browser/
 fi
 
