@@ -9,7 +9,8 @@
  *
  * Redirects: later reads go to where the first request ended up (`response.url`), so a Hub
  * `/resolve/` URL, which redirects to a signed CDN URL, is resolved once and not per read. The
- * caller's headers and credentials go only to the origin of the URL they were given for. When
+ * caller's headers and credentials go only to the origin of the URL they were given for, so
+ * redirects are followed here, hop by hop (`request`). When
  * the final URL stops answering (401, 403, 410: its signature expired), the original URL is
  * resolved once more and reading goes on, if the file is still the same one.
  *
@@ -240,20 +241,64 @@ function makeState(href, options) {
   }
 }
 
+/** Redirect statuses, followed here rather than by fetch (see `request`). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+/** Hops of one request before it fails, as browsers and undici count them. */
+const MAX_REDIRECTS = 20
+/** Caller headers a browser itself removes on a cross-origin redirect (the Fetch standard). */
+const DROPPED_ACROSS_ORIGINS = new Set(['authorization', 'cookie', 'proxy-authorization'])
+
 /**
  * One GET. The caller's headers and credentials go only to the origin of the URL they were
- * given for; a redirect target elsewhere (a CDN) gets neither.
+ * given for (a hop back to that origin gets them again); a redirect target elsewhere (a CDN)
+ * gets neither. fetch would follow a redirect with every header but Authorization and Cookie,
+ * so redirects are followed here (`redirect: 'manual'`, the answer's Location). A browser hides
+ * the Location (an 'opaqueredirect'): a page lets fetch follow, unless the caller gave headers
+ * other than Authorization, which the browser drops itself where the origin changes; with such
+ * headers, a redirect is asked again without them, with fetch following it.
  * @param {State} state @param {string} target @param {Record<string, string>} extra
  * @param {AbortSignal | undefined} signal @param {RequestCache} [cache] the fetch's cache mode
+ * @returns {Promise<Response>} the last hop's answer: its `url` is where the bytes came from
  */
-function request(state, target, extra, signal, cache) {
-  const own = safeOrigin(target) === safeOrigin(state.href)
-  const headers = own ? new Headers(state.headers) : new Headers()
+async function request(state, target, extra, signal, cache) {
+  for (let hop = 0; ; hop++) {
+    const own = safeOrigin(target) === safeOrigin(state.href)
+    const guarded = own && [...state.headers.keys()].some((key) => !DROPPED_ACROSS_ORIGINS.has(key))
+    let response = await send(state, target, extra, signal, cache, own, inPage() && !guarded ? 'follow' : 'manual', null)
+    if (response.type === 'opaqueredirect') {
+      response = await send(state, target, extra, signal, cache, own, 'follow', DROPPED_ACROSS_ORIGINS)
+    }
+    const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
+    if (location === null) return response
+    await response.body?.cancel().catch(() => {})
+    const next = httpUrl(location, target)
+    if (next === null || hop === MAX_REDIRECTS)
+      throw new SafetensorsError('HttpError', `${state.href}: ${next === null ? `a redirect to ${JSON.stringify(location)}, ` +
+        'not an http(s) URL' : `more than ${MAX_REDIRECTS} redirects`}`, { status: response.status })
+    target = next.href
+  }
+}
+
+/**
+ * One fetch of one hop: the caller's headers and credentials only on their own origin, and of
+ * those only the `only` ones when given.
+ * @param {State} state @param {string} target @param {Record<string, string>} extra
+ * @param {AbortSignal | undefined} signal @param {RequestCache | undefined} cache @param {boolean} own
+ * @param {RequestRedirect} redirect @param {Set<string> | null} only
+ */
+function send(state, target, extra, signal, cache, own, redirect, only) {
+  const headers = new Headers()
+  if (own) state.headers.forEach((value, key) => { if (!only || only.has(key)) headers.set(key, value) })
   // A compressed range is useless (ContentEncoded); browsers set this themselves for ranges.
   if (extra.Range) headers.set('Accept-Encoding', 'identity')
   for (const [key, value] of Object.entries(extra)) headers.set(key, value)
   const init = own ? state.init : { ...state.init, credentials: /** @type {RequestCredentials} */ ('omit') }
-  return state.fetch(target, { ...init, method: 'GET', headers, signal, ...(cache && { cache }) })
+  return state.fetch(target, { ...init, method: 'GET', headers, signal, redirect, ...(cache && { cache }) })
+}
+
+/** A page or a worker (where a redirect's Location is hidden), as `useIfRange` tells it. */
+function inPage() {
+  return typeof /** @type {any} */ (globalThis).location?.origin === 'string'
 }
 
 /** If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
@@ -559,7 +604,7 @@ async function* fetchRange(state, from, end, signal) {
       }
       // A source restored from the cache made no first request: its first read finds where
       // the URL leads, and later reads go there.
-      if (target === state.href && response.redirected && response.url) state.readHref = response.url
+      if (target === state.href && response.url && response.url !== target) state.readHref = response.url
       const whole = skip > 0 || response.status === 200
       if (!response.body) throw shortBody(state, position, 0, end - position)
       reader = response.body.getReader()
