@@ -50,6 +50,13 @@ export const RETRY_DELAY = 250
 /** A server that ignores Range: files up to this size are kept whole in memory. */
 export const WHOLE_FILE_THRESHOLD = 8 * 1024 * 1024
 const MAX_BACKOFF = 8000
+/** A request with no byte for this many ms (headers or body) fails as a transient failure. Four
+ * attempts of a server that stopped answering then fail in about two minutes, where Node's own
+ * 300 s headers timeout made it twenty. A healthy server sends a byte within seconds, even of a
+ * slow link's 64 KiB chunk. */
+export const IDLE_TIMEOUT = 30_000
+/** setTimeout's largest delay: a longer idleTimeout is no timeout at all. */
+const MAX_TIMER = 2 ** 31 - 1
 /** Answers of a signed URL whose signature expired (S3 and CloudFront say 403). */
 const EXPIRED = new Set([401, 403, 410])
 
@@ -61,11 +68,11 @@ const EXPIRED = new Set([401, 403, 410])
  *   onProgress?: (p: Progress) => void,
  *   initialFetchSize?: number, concurrency?: number, mergeGap?: number,
  *   retries?: number, retryDelay?: number, allowFullDownload?: boolean,
- *   wholeFileThreshold?: number, ifRange?: boolean,
+ *   wholeFileThreshold?: number, ifRange?: boolean, idleTimeout?: number,
  * }} HttpOptions
  * @typedef {{ href: string, readHref: string, fetch: NonNullable<HttpOptions['fetch']>,
  *   init: RequestInit, headers: Headers, credentialed: boolean, ifRange: boolean | undefined,
- *   retries: number, retryDelay: number, allowFullDownload: boolean, byteLength: number,
+ *   retries: number, retryDelay: number, idleTimeout: number, allowFullDownload: boolean, byteLength: number,
  *   etag: string | null, lastModified: string | null, rangeIgnored: boolean,
  *   status: number, contentType: string | null, renewing: Promise<void> | null }} State
  *   href: the URL as given, whose origin the caller's credentials belong to; readHref: where
@@ -226,6 +233,9 @@ function makeState(href, options) {
   const fetchFn = options.fetch ?? globalThis.fetch
   if (typeof fetchFn !== 'function')
     throw new SafetensorsError('UnsupportedSource', `cannot open ${href}: no fetch on this platform; pass options.fetch`)
+  const idleTimeout = options.idleTimeout ?? IDLE_TIMEOUT
+  if (typeof idleTimeout !== 'number' || !(idleTimeout > 0))
+    throw new SafetensorsError('InvalidArgument', `idleTimeout must be a number of ms over 0 (Infinity: none), not ${String(idleTimeout)}`)
   const init = options.requestInit ?? {}
   const headers = new Headers(init.headers)
   new Headers(options.headers).forEach((value, key) => headers.set(key, value))
@@ -235,7 +245,7 @@ function makeState(href, options) {
     href, readHref: href, fetch: (input, init) => fetchFn(input, init), init, headers,
     credentialed: headers.has('authorization') || headers.has('cookie') || init.credentials === 'include',
     ifRange: options.ifRange,
-    retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY,
+    retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY, idleTimeout,
     allowFullDownload: options.allowFullDownload ?? false,
     byteLength: 0, etag: null, lastModified: null, rangeIgnored: false, status: 0, contentType: null, renewing: null,
   }
@@ -261,22 +271,89 @@ const DROPPED_ACROSS_ORIGINS = new Set(['authorization', 'cookie', 'proxy-author
  * @returns {Promise<Response>} the last hop's answer: its `url` is where the bytes came from
  */
 async function request(state, target, extra, signal, cache) {
-  for (let hop = 0; ; hop++) {
-    const own = safeOrigin(target) === safeOrigin(state.href)
-    const guarded = own && [...state.headers.keys()].some((key) => !DROPPED_ACROSS_ORIGINS.has(key))
-    let response = await send(state, target, extra, signal, cache, own, inPage() && !guarded ? 'follow' : 'manual', null)
-    if (response.type === 'opaqueredirect') {
-      response = await send(state, target, extra, signal, cache, own, 'follow', DROPPED_ACROSS_ORIGINS)
+  const idle = idleWatch(state.idleTimeout, signal)
+  try {
+    for (let hop = 0; ; hop++) {
+      const own = safeOrigin(target) === safeOrigin(state.href)
+      const guarded = own && [...state.headers.keys()].some((key) => !DROPPED_ACROSS_ORIGINS.has(key))
+      const redirect = inPage() && !guarded ? 'follow' : 'manual'
+      let response = await idle.during(() => send(state, target, extra, idle.signal, cache, own, redirect, null))
+      if (response.type === 'opaqueredirect') {
+        response = await idle.during(() => send(state, target, extra, idle.signal, cache, own, 'follow', DROPPED_ACROSS_ORIGINS))
+      }
+      const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
+      if (location === null) return idle.watchBody(response)
+      await response.body?.cancel().catch(() => {})
+      const next = httpUrl(location, target)
+      if (next === null || hop === MAX_REDIRECTS)
+        throw new SafetensorsError('HttpError', `${state.href}: ${next === null ? `a redirect to ${JSON.stringify(location)}, ` +
+          'not an http(s) URL' : `more than ${MAX_REDIRECTS} redirects`}`, { status: response.status })
+      target = next.href
     }
-    const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
-    if (location === null) return response
-    await response.body?.cancel().catch(() => {})
-    const next = httpUrl(location, target)
-    if (next === null || hop === MAX_REDIRECTS)
-      throw new SafetensorsError('HttpError', `${state.href}: ${next === null ? `a redirect to ${JSON.stringify(location)}, ` +
-        'not an http(s) URL' : `more than ${MAX_REDIRECTS} redirects`}`, { status: response.status })
-    target = next.href
+  } catch (error) {
+    throw idle.fired ?? error
   }
+}
+
+/**
+ * A request's idle timeout: its own abort signal (the caller's linked in), aborted when no byte
+ * arrives for `ms` while one is awaited: the headers, or a body chunk the reader asked for. A
+ * reader busy with the last chunk is not idle time.
+ * @param {number} ms @param {AbortSignal | undefined} signal the caller's
+ */
+function idleWatch(ms, signal) {
+  const controller = new AbortController()
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer
+  /** @type {Error | null} what the request fails with, retried as a network failure */
+  let fired = null
+  const arm = () => {
+    if (ms > MAX_TIMER) return
+    timer = setTimeout(() => {
+      fired = new Error(`no byte arrived for ${ms} ms (idleTimeout)`)
+      fired.name = 'TimeoutError'
+      controller.abort(fired)
+    }, ms)
+  }
+  const watch = {
+    signal: signal ? linked(signal, controller) : controller.signal,
+    get fired() { return fired },
+    /** @template T @param {() => Promise<T>} wait @returns {Promise<T>} */
+    async during(wait) {
+      arm()
+      try { return await wait() } finally { clearTimeout(timer) }
+    },
+    /** The response, its body read through the watch. @param {Response} response */
+    watchBody(response) {
+      const body = response.body
+      if (!body) return response
+      /** @type {ReadableStreamDefaultReader<Uint8Array> | null} */
+      let reader = null
+      // Pulled only when read (highWaterMark 0), so only a reader's wait is timed.
+      const watched = new ReadableStream({
+        async pull(out) {
+          reader ??= body.getReader()
+          const r = await watch.during(() => /** @type {typeof reader & {}} */ (reader).read()).catch((error) => { throw fired ?? error })
+          if (r.done) out.close()
+          else out.enqueue(r.value)
+        },
+        cancel(reason) { return reader ? reader.cancel(reason) : body.cancel(reason) },
+      }, { highWaterMark: 0 })
+      // A Response keeps its url, type and status only as itself: its body is replaced in place.
+      Object.defineProperty(response, 'body', { value: watched })
+      return response
+    },
+  }
+  return watch
+}
+
+/** A signal aborted by either. @param {AbortSignal} signal @param {AbortController} controller */
+function linked(signal, controller) {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([signal, controller.signal])
+  // Older browsers: the listener lives as long as the caller's signal.
+  if (signal.aborted) controller.abort(signal.reason)
+  else signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true })
+  return controller.signal
 }
 
 /**
@@ -558,7 +635,7 @@ async function renew(state, stale) {
       checkValidators(state, response)
       state.readHref = response.url || state.href
     } finally {
-      if (!response.bodyUsed) await response.arrayBuffer().catch(() => {})
+      if (!response.bodyUsed) await new Response(response.body).arrayBuffer().catch(() => {})
     }
   }).finally(() => { state.renewing = null })
   await state.renewing
