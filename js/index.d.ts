@@ -164,6 +164,9 @@ export interface HttpOptions {
    * transient failure and is retried: NetworkError, or ShortRead mid-body, when the retries run
    * out. Default 30000; Infinity for none. Only waits count, not a reader busy with a chunk. */
   idleTimeout?: number
+  /** Told what the reader works around, at most once a file: a CDN URL signed for one byte
+   * range only, read through the original URL instead. Default: console.warn. */
+  onWarning?: (message: string) => void
   /** A server that ignores Range on a file over wholeFileThreshold: read it anyway, each read
    * streaming from the start of the file (default false: RangeNotSupported). */
   allowFullDownload?: boolean

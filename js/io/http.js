@@ -10,9 +10,10 @@
  * Redirects: later reads go to where the first request ended up (`response.url`), so a Hub
  * `/resolve/` URL, which redirects to a signed CDN URL, is resolved once and not per read. The
  * caller's headers and credentials go only to the origin of the URL they were given for, so
- * redirects are followed here, hop by hop (`request`). When
- * the final URL stops answering (401, 403, 410: its signature expired), the original URL is
- * resolved once more and reading goes on, if the file is still the same one.
+ * redirects are followed here, hop by hop (`request`). When the final URL stops answering (401,
+ * 403, 410: its signature expired), the original URL is resolved once more and reading goes on,
+ * if the file is still the same one. A URL signed for one range only (403 for another range
+ * right after renewal) is given up: each read then goes through the original URL.
  *
  * Every response is checked before its bytes are used: the Content-Range must be the range asked
  * for and the total the length learnt first; the ETag (else Last-Modified) must not change, and a
@@ -26,7 +27,7 @@
 import { SafetensorsError, abortError, throwIfAborted } from '../errors.js'
 import {
   Transient, checkTotal, checkValidators, contentRange, declaredLength, describeFailure, failedStatus,
-  refuseEncoded, safeOrigin,
+  plainUrl, refuseEncoded, safeOrigin,
 } from './http-answers.js'
 import { Prefix, concat } from './prefix.js'
 import { checkRange } from './sources.js'
@@ -69,14 +70,17 @@ const EXPIRED = new Set([401, 403, 410])
  *   initialFetchSize?: number, concurrency?: number, mergeGap?: number,
  *   retries?: number, retryDelay?: number, allowFullDownload?: boolean,
  *   wholeFileThreshold?: number, ifRange?: boolean, idleTimeout?: number,
+ *   onWarning?: (message: string) => void,
  * }} HttpOptions
  * @typedef {{ href: string, readHref: string, fetch: NonNullable<HttpOptions['fetch']>,
  *   init: RequestInit, headers: Headers, credentialed: boolean, ifRange: boolean | undefined,
  *   retries: number, retryDelay: number, idleTimeout: number, allowFullDownload: boolean, byteLength: number,
  *   etag: string | null, lastModified: string | null, rangeIgnored: boolean,
- *   status: number, contentType: string | null, renewing: Promise<void> | null }} State
+ *   status: number, contentType: string | null, renewing: Promise<void> | null,
+ *   perRead: boolean, onWarning: (message: string) => void }} State
  *   href: the URL as given, whose origin the caller's credentials belong to; readHref: where
- *   ranges are read from (the first answer's final URL, after redirects)
+ *   ranges are read from (the first answer's final URL, after redirects); perRead: every read
+ *   asks href and reads where it is sent (a CDN whose URLs are signed for one range)
  * @typedef {import('./sources.js').ByteSource & { url: string, readonly finalUrl: string,
  *   readonly cachedBytes: number, readonly response: { status: number, contentType: string | null },
  *   releaseCache(): void, close(): Promise<void> | undefined }} UrlSource
@@ -236,6 +240,8 @@ function makeState(href, options) {
   const idleTimeout = options.idleTimeout ?? IDLE_TIMEOUT
   if (typeof idleTimeout !== 'number' || !(idleTimeout > 0))
     throw new SafetensorsError('InvalidArgument', `idleTimeout must be a number of ms over 0 (Infinity: none), not ${String(idleTimeout)}`)
+  const onWarning = options.onWarning ?? ((/** @type {string} */ message) => console.warn(message))
+  if (typeof onWarning !== 'function') throw new SafetensorsError('InvalidArgument', 'onWarning must be a function')
   const init = options.requestInit ?? {}
   const headers = new Headers(init.headers)
   new Headers(options.headers).forEach((value, key) => headers.set(key, value))
@@ -248,6 +254,7 @@ function makeState(href, options) {
     retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY, idleTimeout,
     allowFullDownload: options.allowFullDownload ?? false,
     byteLength: 0, etag: null, lastModified: null, rangeIgnored: false, status: 0, contentType: null, renewing: null,
+    perRead: false, onWarning,
   }
 }
 
@@ -641,6 +648,15 @@ async function renew(state, stale) {
   await state.renewing
 }
 
+/** From now on every read of `state` asks its original URL; said once.
+ * @param {State} state @param {string} refused the URL that refused a range */
+function readPerRequest(state, refused) {
+  if (state.perRead) return
+  state.perRead = true
+  state.onWarning(`${state.href}: the URL it redirects to (${plainUrl(refused)}) refuses byte ranges other than ` +
+    'the one it was signed for (HTTP 403); every read now goes through the original URL, one redirect each')
+}
+
 /** The bytes [from, end) as they arrive, retried and resumed after the bytes already yielded.
  * @param {State} state @param {number} from @param {number} end @param {AbortSignal | undefined} signal
  * @returns {AsyncGenerator<Uint8Array>} */
@@ -660,15 +676,25 @@ async function* fetchRange(state, from, end, signal) {
     let response = null
     let midBody = false
     try {
-      const target = state.readHref
+      const target = state.perRead ? state.href : state.readHref
       const extra = /** @type {Record<string, string>} */ ({ Range: `bytes=${position}-${end - 1}` })
-      if (useIfRange(state, target) && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
+      // Where the bytes come from decides (a redirect carries If-Range along).
+      if (useIfRange(state, state.readHref) && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
       response = await request(state, target, extra, signal, reload ? 'reload' : undefined)
       if (EXPIRED.has(response.status) && target !== state.href && !renewed) {
         renewed = true
         await response.body?.cancel().catch(() => {})
         response = null
         await renew(state, target)
+        continue
+      }
+      if (response.status === 403 && target !== state.href) {
+        // The URL just renewed served bytes 0-0 and refuses this range: signed for one range
+        // (a Xet bridge's "Auth failed: invalid range"). The original URL sends each read to a
+        // URL signed for it.
+        await response.body?.cancel().catch(() => {})
+        response = null
+        readPerRequest(state, target)
         continue
       }
       let skip
