@@ -134,7 +134,7 @@ export interface ReadOptions {
 
 /**
  * Options for URLs (ranged HTTP reading). Defaults: initialFetchSize 256 KiB, mergeGap 512 KiB,
- * concurrency 64, retries 3 (retryDelay 250 ms, doubling), wholeFileThreshold 8 MiB.
+ * concurrency 64, retries 3 (retryDelay 250 ms, doubling), idleTimeout 30 s, wholeFileThreshold 8 MiB.
  */
 export interface HttpOptions {
   /** The fetch to use (default: globalThis.fetch): a proxy, a mock, an instrumented fetch. */
@@ -160,6 +160,13 @@ export interface HttpOptions {
   retries?: number
   /** First backoff in ms, doubled per retry (capped at 8 s, jittered); Retry-After wins. */
   retryDelay?: number
+  /** A request that gets no byte for this many ms (no headers, or a body that stalls) fails as a
+   * transient failure and is retried: NetworkError, or ShortRead mid-body, when the retries run
+   * out. Default 30000; Infinity for none. Only waits count, not a reader busy with a chunk. */
+  idleTimeout?: number
+  /** Told what the reader works around, at most once a file: a CDN URL signed for one byte
+   * range only, read through the original URL instead. Default: console.warn. */
+  onWarning?: (message: string) => void
   /** A server that ignores Range on a file over wholeFileThreshold: read it anyway, each read
    * streaming from the start of the file (default false: RangeNotSupported). */
   allowFullDownload?: boolean

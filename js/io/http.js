@@ -9,9 +9,11 @@
  *
  * Redirects: later reads go to where the first request ended up (`response.url`), so a Hub
  * `/resolve/` URL, which redirects to a signed CDN URL, is resolved once and not per read. The
- * caller's headers and credentials go only to the origin of the URL they were given for. When
- * the final URL stops answering (401, 403, 410: its signature expired), the original URL is
- * resolved once more and reading goes on, if the file is still the same one.
+ * caller's headers and credentials go only to the origin of the URL they were given for, so
+ * redirects are followed here, hop by hop (`request`). When the final URL stops answering (401,
+ * 403, 410: its signature expired), the original URL is resolved once more and reading goes on,
+ * if the file is still the same one. A URL signed for one range only (403 for another range
+ * right after renewal) is given up: each read then goes through the original URL.
  *
  * Every response is checked before its bytes are used: the Content-Range must be the range asked
  * for and the total the length learnt first; the ETag (else Last-Modified) must not change, and a
@@ -25,7 +27,7 @@
 import { SafetensorsError, abortError, throwIfAborted } from '../errors.js'
 import {
   Transient, checkTotal, checkValidators, contentRange, declaredLength, describeFailure, failedStatus,
-  refuseEncoded, safeOrigin,
+  plainUrl, refuseEncoded, safeOrigin,
 } from './http-answers.js'
 import { Prefix, concat } from './prefix.js'
 import { checkRange } from './sources.js'
@@ -49,6 +51,13 @@ export const RETRY_DELAY = 250
 /** A server that ignores Range: files up to this size are kept whole in memory. */
 export const WHOLE_FILE_THRESHOLD = 8 * 1024 * 1024
 const MAX_BACKOFF = 8000
+/** A request with no byte for this many ms (headers or body) fails as a transient failure. Four
+ * attempts of a server that stopped answering then fail in about two minutes, where Node's own
+ * 300 s headers timeout made it twenty. A healthy server sends a byte within seconds, even of a
+ * slow link's 64 KiB chunk. */
+export const IDLE_TIMEOUT = 30_000
+/** setTimeout's largest delay: a longer idleTimeout is no timeout at all. */
+const MAX_TIMER = 2 ** 31 - 1
 /** Answers of a signed URL whose signature expired (S3 and CloudFront say 403). */
 const EXPIRED = new Set([401, 403, 410])
 
@@ -60,15 +69,18 @@ const EXPIRED = new Set([401, 403, 410])
  *   onProgress?: (p: Progress) => void,
  *   initialFetchSize?: number, concurrency?: number, mergeGap?: number,
  *   retries?: number, retryDelay?: number, allowFullDownload?: boolean,
- *   wholeFileThreshold?: number, ifRange?: boolean,
+ *   wholeFileThreshold?: number, ifRange?: boolean, idleTimeout?: number,
+ *   onWarning?: (message: string) => void,
  * }} HttpOptions
  * @typedef {{ href: string, readHref: string, fetch: NonNullable<HttpOptions['fetch']>,
  *   init: RequestInit, headers: Headers, credentialed: boolean, ifRange: boolean | undefined,
- *   retries: number, retryDelay: number, allowFullDownload: boolean, byteLength: number,
+ *   retries: number, retryDelay: number, idleTimeout: number, allowFullDownload: boolean, byteLength: number,
  *   etag: string | null, lastModified: string | null, rangeIgnored: boolean,
- *   status: number, contentType: string | null, renewing: Promise<void> | null }} State
+ *   status: number, contentType: string | null, renewing: Promise<void> | null,
+ *   perRead: boolean, onWarning: (message: string) => void }} State
  *   href: the URL as given, whose origin the caller's credentials belong to; readHref: where
- *   ranges are read from (the first answer's final URL, after redirects)
+ *   ranges are read from (the first answer's final URL, after redirects); perRead: every read
+ *   asks href and reads where it is sent (a CDN whose URLs are signed for one range)
  * @typedef {import('./sources.js').ByteSource & { url: string, readonly finalUrl: string,
  *   readonly cachedBytes: number, readonly response: { status: number, contentType: string | null },
  *   releaseCache(): void, close(): Promise<void> | undefined }} UrlSource
@@ -225,6 +237,11 @@ function makeState(href, options) {
   const fetchFn = options.fetch ?? globalThis.fetch
   if (typeof fetchFn !== 'function')
     throw new SafetensorsError('UnsupportedSource', `cannot open ${href}: no fetch on this platform; pass options.fetch`)
+  const idleTimeout = options.idleTimeout ?? IDLE_TIMEOUT
+  if (typeof idleTimeout !== 'number' || !(idleTimeout > 0))
+    throw new SafetensorsError('InvalidArgument', `idleTimeout must be a number of ms over 0 (Infinity: none), not ${String(idleTimeout)}`)
+  const onWarning = options.onWarning ?? ((/** @type {string} */ message) => console.warn(message))
+  if (typeof onWarning !== 'function') throw new SafetensorsError('InvalidArgument', 'onWarning must be a function')
   const init = options.requestInit ?? {}
   const headers = new Headers(init.headers)
   new Headers(options.headers).forEach((value, key) => headers.set(key, value))
@@ -234,26 +251,138 @@ function makeState(href, options) {
     href, readHref: href, fetch: (input, init) => fetchFn(input, init), init, headers,
     credentialed: headers.has('authorization') || headers.has('cookie') || init.credentials === 'include',
     ifRange: options.ifRange,
-    retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY,
+    retries: options.retries ?? RETRIES, retryDelay: options.retryDelay ?? RETRY_DELAY, idleTimeout,
     allowFullDownload: options.allowFullDownload ?? false,
     byteLength: 0, etag: null, lastModified: null, rangeIgnored: false, status: 0, contentType: null, renewing: null,
+    perRead: false, onWarning,
+  }
+}
+
+/** Redirect statuses, followed here rather than by fetch (see `request`). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+/** Hops of one request before it fails, as browsers and undici count them. */
+const MAX_REDIRECTS = 20
+/** Caller headers a browser itself removes on a cross-origin redirect (the Fetch standard). */
+const DROPPED_ACROSS_ORIGINS = new Set(['authorization', 'cookie', 'proxy-authorization'])
+
+/**
+ * One GET. The caller's headers and credentials go only to the origin of the URL they were
+ * given for (a hop back to that origin gets them again); a redirect target elsewhere (a CDN)
+ * gets neither. fetch would follow a redirect with every header but Authorization and Cookie,
+ * so redirects are followed here (`redirect: 'manual'`, the answer's Location). A browser hides
+ * the Location (an 'opaqueredirect'): a page lets fetch follow, unless the caller gave headers
+ * other than Authorization, which the browser drops itself where the origin changes; with such
+ * headers, a redirect is asked again without them, with fetch following it.
+ * @param {State} state @param {string} target @param {Record<string, string>} extra
+ * @param {AbortSignal | undefined} signal @param {RequestCache} [cache] the fetch's cache mode
+ * @returns {Promise<Response>} the last hop's answer: its `url` is where the bytes came from
+ */
+async function request(state, target, extra, signal, cache) {
+  const idle = idleWatch(state.idleTimeout, signal)
+  try {
+    for (let hop = 0; ; hop++) {
+      const own = safeOrigin(target) === safeOrigin(state.href)
+      const guarded = own && [...state.headers.keys()].some((key) => !DROPPED_ACROSS_ORIGINS.has(key))
+      const redirect = inPage() && !guarded ? 'follow' : 'manual'
+      let response = await idle.during(() => send(state, target, extra, idle.signal, cache, own, redirect, null))
+      if (response.type === 'opaqueredirect') {
+        response = await idle.during(() => send(state, target, extra, idle.signal, cache, own, 'follow', DROPPED_ACROSS_ORIGINS))
+      }
+      const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
+      if (location === null) return idle.watchBody(response)
+      await response.body?.cancel().catch(() => {})
+      const next = httpUrl(location, target)
+      if (next === null || hop === MAX_REDIRECTS)
+        throw new SafetensorsError('HttpError', `${state.href}: ${next === null ? `a redirect to ${JSON.stringify(location)}, ` +
+          'not an http(s) URL' : `more than ${MAX_REDIRECTS} redirects`}`, { status: response.status })
+      target = next.href
+    }
+  } catch (error) {
+    throw idle.fired ?? error
   }
 }
 
 /**
- * One GET. The caller's headers and credentials go only to the origin of the URL they were
- * given for; a redirect target elsewhere (a CDN) gets neither.
- * @param {State} state @param {string} target @param {Record<string, string>} extra
- * @param {AbortSignal | undefined} signal @param {RequestCache} [cache] the fetch's cache mode
+ * A request's idle timeout: its own abort signal (the caller's linked in), aborted when no byte
+ * arrives for `ms` while one is awaited: the headers, or a body chunk the reader asked for. A
+ * reader busy with the last chunk is not idle time.
+ * @param {number} ms @param {AbortSignal | undefined} signal the caller's
  */
-function request(state, target, extra, signal, cache) {
-  const own = safeOrigin(target) === safeOrigin(state.href)
-  const headers = own ? new Headers(state.headers) : new Headers()
+function idleWatch(ms, signal) {
+  const controller = new AbortController()
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer
+  /** @type {Error | null} what the request fails with, retried as a network failure */
+  let fired = null
+  const arm = () => {
+    if (ms > MAX_TIMER) return
+    timer = setTimeout(() => {
+      fired = new Error(`no byte arrived for ${ms} ms (idleTimeout)`)
+      fired.name = 'TimeoutError'
+      controller.abort(fired)
+    }, ms)
+  }
+  const watch = {
+    signal: signal ? linked(signal, controller) : controller.signal,
+    get fired() { return fired },
+    /** @template T @param {() => Promise<T>} wait @returns {Promise<T>} */
+    async during(wait) {
+      arm()
+      try { return await wait() } finally { clearTimeout(timer) }
+    },
+    /** The response, its body read through the watch. @param {Response} response */
+    watchBody(response) {
+      const body = response.body
+      if (!body) return response
+      /** @type {ReadableStreamDefaultReader<Uint8Array> | null} */
+      let reader = null
+      // Pulled only when read (highWaterMark 0), so only a reader's wait is timed.
+      const watched = new ReadableStream({
+        async pull(out) {
+          reader ??= body.getReader()
+          const r = await watch.during(() => /** @type {typeof reader & {}} */ (reader).read()).catch((error) => { throw fired ?? error })
+          if (r.done) out.close()
+          else out.enqueue(r.value)
+        },
+        cancel(reason) { return reader ? reader.cancel(reason) : body.cancel(reason) },
+      }, { highWaterMark: 0 })
+      // A Response keeps its url, type and status only as itself: its body is replaced in place.
+      Object.defineProperty(response, 'body', { value: watched })
+      return response
+    },
+  }
+  return watch
+}
+
+/** A signal aborted by either. @param {AbortSignal} signal @param {AbortController} controller */
+function linked(signal, controller) {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([signal, controller.signal])
+  // Older browsers: the listener lives as long as the caller's signal.
+  if (signal.aborted) controller.abort(signal.reason)
+  else signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true })
+  return controller.signal
+}
+
+/**
+ * One fetch of one hop: the caller's headers and credentials only on their own origin, and of
+ * those only the `only` ones when given.
+ * @param {State} state @param {string} target @param {Record<string, string>} extra
+ * @param {AbortSignal | undefined} signal @param {RequestCache | undefined} cache @param {boolean} own
+ * @param {RequestRedirect} redirect @param {Set<string> | null} only
+ */
+function send(state, target, extra, signal, cache, own, redirect, only) {
+  const headers = new Headers()
+  if (own) state.headers.forEach((value, key) => { if (!only || only.has(key)) headers.set(key, value) })
   // A compressed range is useless (ContentEncoded); browsers set this themselves for ranges.
   if (extra.Range) headers.set('Accept-Encoding', 'identity')
   for (const [key, value] of Object.entries(extra)) headers.set(key, value)
   const init = own ? state.init : { ...state.init, credentials: /** @type {RequestCredentials} */ ('omit') }
-  return state.fetch(target, { ...init, method: 'GET', headers, signal, ...(cache && { cache }) })
+  return state.fetch(target, { ...init, method: 'GET', headers, signal, redirect, ...(cache && { cache }) })
+}
+
+/** A page or a worker (where a redirect's Location is hidden), as `useIfRange` tells it. */
+function inPage() {
+  return typeof /** @type {any} */ (globalThis).location?.origin === 'string'
 }
 
 /** If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
@@ -513,10 +642,19 @@ async function renew(state, stale) {
       checkValidators(state, response)
       state.readHref = response.url || state.href
     } finally {
-      if (!response.bodyUsed) await response.arrayBuffer().catch(() => {})
+      if (!response.bodyUsed) await new Response(response.body).arrayBuffer().catch(() => {})
     }
   }).finally(() => { state.renewing = null })
   await state.renewing
+}
+
+/** From now on every read of `state` asks its original URL; said once.
+ * @param {State} state @param {string} refused the URL that refused a range */
+function readPerRequest(state, refused) {
+  if (state.perRead) return
+  state.perRead = true
+  state.onWarning(`${state.href}: the URL it redirects to (${plainUrl(refused)}) refuses byte ranges other than ` +
+    'the one it was signed for (HTTP 403); every read now goes through the original URL, one redirect each')
 }
 
 /** The bytes [from, end) as they arrive, retried and resumed after the bytes already yielded.
@@ -538,15 +676,25 @@ async function* fetchRange(state, from, end, signal) {
     let response = null
     let midBody = false
     try {
-      const target = state.readHref
+      const target = state.perRead ? state.href : state.readHref
       const extra = /** @type {Record<string, string>} */ ({ Range: `bytes=${position}-${end - 1}` })
-      if (useIfRange(state, target) && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
+      // Where the bytes come from decides (a redirect carries If-Range along).
+      if (useIfRange(state, state.readHref) && !state.rangeIgnored && isStrong(state.etag)) extra['If-Range'] = /** @type {string} */ (state.etag)
       response = await request(state, target, extra, signal, reload ? 'reload' : undefined)
       if (EXPIRED.has(response.status) && target !== state.href && !renewed) {
         renewed = true
         await response.body?.cancel().catch(() => {})
         response = null
         await renew(state, target)
+        continue
+      }
+      if (response.status === 403 && target !== state.href) {
+        // The URL just renewed served bytes 0-0 and refuses this range: signed for one range
+        // (a Xet bridge's "Auth failed: invalid range"). The original URL sends each read to a
+        // URL signed for it.
+        await response.body?.cancel().catch(() => {})
+        response = null
+        readPerRequest(state, target)
         continue
       }
       let skip
@@ -559,7 +707,7 @@ async function* fetchRange(state, from, end, signal) {
       }
       // A source restored from the cache made no first request: its first read finds where
       // the URL leads, and later reads go there.
-      if (target === state.href && response.redirected && response.url) state.readHref = response.url
+      if (target === state.href && response.url && response.url !== target) state.readHref = response.url
       const whole = skip > 0 || response.status === 200
       if (!response.body) throw shortBody(state, position, 0, end - position)
       reader = response.body.getReader()

@@ -30,15 +30,20 @@ import { parseRange } from '../../web-demo/serve.js'
  *   replace?: Uint8Array,           // answer 200 with these bytes instead of the file (a page, a pointer)
  *   total416?: number,              // answer 416 with Content-Range bytes *\/total416
  *   staleEtag?: string,             // answer as usual but with this ETag: a cache's copy of another version
+ *   redirect?: string,              // answer 302 with this Location (served with or without a file at the path)
+ *   hang?: boolean,                 // never answer (the connection stays open)
+ *   stallAfter?: number,            // send the headers and this many body bytes, then nothing more
  * }} Fault
  * @typedef {{ method: string, path: string, range: string | null, ifRange: string | null,
  *   ifNoneMatch: string | null, auth: string | null, acceptEncoding: string | null, status: number,
- *   bytes: number }} LogEntry
+ *   bytes: number, headers: import('node:http').IncomingHttpHeaders }} LogEntry
  */
 
 /**
- * @param {{ latency?: number, bandwidth?: number, lifetime?: number, maxRequests?: number, auth?: string }} [options]
- *   bandwidth: bytes a second of every answer's body together, as one link carries them (none by default)
+ * @param {{ latency?: number, bandwidth?: number, lifetime?: number, maxRequests?: number, auth?: string,
+ *   allowHeaders?: string[] }} [options]
+ *   bandwidth: bytes a second of every answer's body together, as one link carries them (none by default);
+ *   allowHeaders: request headers a preflight allows besides Range, If-Range, If-None-Match and Authorization
  */
 export async function startServer(options = {}) {
   const { lifetime = 120_000, maxRequests = 100_000 } = options
@@ -79,6 +84,7 @@ export async function startServer(options = {}) {
       ifRange: /** @type {string | null} */ (req.headers['if-range'] ?? null),
       ifNoneMatch: /** @type {string | null} */ (req.headers['if-none-match'] ?? null),
       auth: req.headers.authorization ?? null, acceptEncoding: req.headers['accept-encoding'] ?? null, status: 0, bytes: 0,
+      headers: req.headers,
     })
     stats.inFlight++
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight)
@@ -102,10 +108,13 @@ export async function startServer(options = {}) {
       res.writeHead(status, all)
     }
     if (req.method === 'OPTIONS') {
-      head(204, { 'Access-Control-Allow-Headers': 'Range, If-Range, If-None-Match, Authorization', 'Access-Control-Max-Age': 600 })
+      const allowed = ['Range', 'If-Range', 'If-None-Match', 'Authorization', ...options.allowHeaders ?? []].join(', ')
+      head(204, { 'Access-Control-Allow-Headers': allowed, 'Access-Control-Max-Age': 600 })
       return void res.end()
     }
     if (stats.requests > maxRequests || fault?.reset) return void req.socket.destroy()
+    if (fault?.hang) return
+    if (fault?.redirect) return void (head(302, { Location: fault.redirect }), res.end())
     if (state.auth !== null && req.headers.authorization !== state.auth) return void (head(401, {}), res.end())
     if (!file) return void (head(404, { 'X-Error-Code': 'EntryNotFound' }), res.end('not found'))
     if (fault?.status) {
@@ -157,10 +166,10 @@ export async function startServer(options = {}) {
     }
     head(range ? 206 : 200, headers)
     if (req.method === 'HEAD') return void res.end()
-    const limit = Math.min(end - start, fault?.cut ?? Infinity, send)
+    const limit = Math.min(end - start, fault?.cut ?? Infinity, fault?.stallAfter ?? Infinity, send)
     await writeBody(res, content, start + shift, limit, (n) => { entry.bytes += n; stats.bytes += n }, version, carry)
     if (fault?.cut !== undefined) req.socket.destroy()
-    else res.end()
+    else if (fault?.stallAfter === undefined) res.end()
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))
   server.unref()

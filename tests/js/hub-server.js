@@ -13,6 +13,9 @@
  *        each with X-Error-Code and X-Error-Message and a text body, as the Hub answers;
  *      - CORS: `Access-Control-Allow-Origin: *` and exposed headers on every answer, preflights
  *        allowing Range, If-Range, If-None-Match and Authorization.
+ *      With `signRange`, as a Xet bridge does, the URL is also signed for the Range the resolve
+ *      request asked for (`&X-Range=`), and the CDN refuses any other range: 403 "Auth failed:
+ *      invalid range".
  * CDN  `GET|HEAD /repos/{sha256}/...`: the object (content-addressed: a replaced file's old object
  *      stays, as on the real CDN) with Range, ETag `"sha256"`, If-None-Match (304), Last-Modified
  *      and CORS, while the signature is valid and not expired; else 403 with an S3-style XML body
@@ -56,7 +59,7 @@ const CHUNK = 64 * 1024
 
 /**
  * Starts the hub and its CDN.
- * @param {{ token?: string, ttl?: number, lifetime?: number, latency?: number }} [options]
+ * @param {{ token?: string, ttl?: number, lifetime?: number, latency?: number, signRange?: boolean }} [options]
  *   ttl: how long a signed URL is valid (ms, default one hour); latency: ms before each answer
  */
 export async function startHub(options = {}) {
@@ -99,8 +102,10 @@ export async function startHub(options = {}) {
     return rev
   }
 
-  /** The signature of a CDN path valid until `expires` (unix seconds). @param {string} pathname @param {number} expires */
-  const sign = (pathname, expires) => createHmac('sha256', secret).update(`${pathname}\n${expires}`).digest('hex').slice(0, 40)
+  /** The signature of a CDN path valid until `expires` (unix seconds), for one range if given.
+   * @param {string} pathname @param {number} expires @param {string | null} [range] */
+  const sign = (pathname, expires, range = null) =>
+    createHmac('sha256', secret).update(`${pathname}\n${expires}${range === null ? '' : `\n${range}`}`).digest('hex').slice(0, 40)
 
   /** @param {import('node:http').IncomingMessage} req @param {LogEntry['server']} server @param {URL} url @returns {LogEntry} */
   function logEntry(req, server, url) {
@@ -219,7 +224,9 @@ export async function startHub(options = {}) {
     const cdnPath = `/repos/${file.sha256}/${path.split('/').map(encodeURIComponent).join('/')}`
     const expires = Math.floor((now() + clock.ttl) / 1000)
     clock.latestExpiry = Math.max(clock.latestExpiry, expires * 1000)
-    const location = `${cdn.base}${cdnPath}?Expires=${expires}&Signature=${sign(cdnPath, expires)}&Key-Pair-Id=${KEY_PAIR_ID}`
+    const range = options.signRange ? req.headers.range ?? '' : null
+    const location = `${cdn.base}${cdnPath}?Expires=${expires}&Signature=${sign(cdnPath, expires, range)}&Key-Pair-Id=${KEY_PAIR_ID}` +
+      (range === null ? '' : `&X-Range=${encodeURIComponent(range)}`)
     const body = `Found. Redirecting to ${location}`
     entry.status = 302
     res.writeHead(302, {
@@ -256,8 +263,13 @@ export async function startHub(options = {}) {
     if (m) entry.file = m[1]
     const expires = Number(url.searchParams.get('Expires'))
     const signature = url.searchParams.get('Signature')
-    if (!signature || !Number.isSafeInteger(expires) || signature !== sign(url.pathname, expires))
+    const range = url.searchParams.get('X-Range')
+    if (!signature || !Number.isSafeInteger(expires) || signature !== sign(url.pathname, expires, range))
       return fail(403, 'AccessDenied', 'Access denied')
+    if (range !== null && (req.headers.range ?? '') !== range) {
+      entry.status = 403
+      return void res.writeHead(403, { ...cdnCors, 'Content-Type': 'text/plain' }).end('Auth failed: invalid range')
+    }
     if (now() >= expires * 1000) {
       return fail(403, 'AccessDenied', 'Request has expired',
         `<Expires>${new Date(expires * 1000).toISOString()}</Expires><ServerTime>${new Date(now()).toISOString()}</ServerTime>`)
