@@ -123,6 +123,7 @@ export function folderCache(options) {
     async read(key) {
       const at = folder(key)
       try {
+        await trusted(root)  // made a link since the open: not read through
         await trusted(at)
       } catch (error) {
         if (/** @type {any} */ (error)?.code === 'ENOENT') return null
@@ -144,10 +145,12 @@ export function folderCache(options) {
       }
     },
     async touch(key, meta) {
+      await trusted(root)
       await trusted(folder(key))
       await put(join(folder(key), 'meta.json'), JSON.stringify(meta))
     },
     async drop(key) {
+      await trusted(root)  // never empties a folder elsewhere that the cache folder became a link to
       await rm(folder(key), { recursive: true, force: true })
     },
     async ranges(key, ver) {

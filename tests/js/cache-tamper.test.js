@@ -167,6 +167,10 @@ test('an entry folder that is a link to a folder elsewhere is not read, written 
   for (const [elsewhere, before] of outside) assert.deepEqual(snapshot(elsewhere), before)
 })
 
+test('an entry folder that others can write to is not trusted: it is dropped and the file read again', async () => {
+  await survives('shared', (entry) => chmodSync(entry.path, 0o777))
+})
+
 test('a cache folder that is a link, or that others can write to, is refused with a clear error', async () => {
   const url = await serve('refused')
   const real = fresh()
