@@ -52,7 +52,7 @@ const NO_CONDITIONAL = new Set()
  *   length; size: the stored bytes' length; private: stored from a request with credentials;
  *   ver: names the version (ETag and length) in the names of the entry's bytes; digest: the
  *   SHA-256 of the stored bytes after their label (set as they are written)
- * @typedef {[start: number, length: number, digest: string]} Range  a stored range: the SHA-256
+ * @typedef {[start: number, length: number, digest: string]} StoredRange  a stored range: the SHA-256
  *   of its bytes after their label
  * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(): Promise<string>, abort(): void }} RangeWriter
  *   close: resolves to the range's digest
@@ -62,8 +62,8 @@ const NO_CONDITIONAL = new Set()
  *   write(key: string, meta: EntryMeta, pieces: Uint8Array[]): Promise<void>,
  *   touch(key: string, meta: EntryMeta): Promise<void>,
  *   drop(key: string): Promise<void>,
- *   ranges(key: string, ver: string): Promise<Range[]>,
- *   readRange(key: string, ver: string, range: Range, from: number, to: number): AsyncIterable<Uint8Array>,
+ *   ranges(key: string, ver: string): Promise<StoredRange[]>,
+ *   readRange(key: string, ver: string, range: StoredRange, from: number, to: number): AsyncIterable<Uint8Array>,
  *   writeRange(key: string, ver: string, start: number, length: number): Promise<RangeWriter>,
  * }} CacheBackend
  *   hash: the SHA-256 (hex) of the text's UTF-8, then the pieces; key: the entry's kind and URL (a
@@ -278,9 +278,9 @@ export class Entry {
   #cache
   #backend
   #key
-  /** @type {Promise<Range[]> | null} the ranges stored, listed once */
+  /** @type {Promise<StoredRange[]> | null} the ranges stored, listed once */
   #ranges = null
-  /** Ranges whose digest was checked: read again, they are read in part. @type {Set<Range>} */
+  /** Ranges whose digest was checked: read again, they are read in part. @type {Set<StoredRange>} */
   #checked = new Set()
   /** Dropped: nothing more is written for it. */
   #dropped = false
@@ -449,7 +449,7 @@ export class Entry {
   /**
    * The bytes [from, to) of a stored range. Its first read reads it whole and checks its digest
    * before anything is given (a slice of a range costs the range once); later reads read the part.
-   * @param {Range} range @param {number} from @param {number} to
+   * @param {StoredRange} range @param {number} from @param {number} to
    */
   async* #readRange(range, from, to) {
     const { ver } = this.meta
@@ -476,11 +476,11 @@ export class Entry {
 /**
  * Stored ranges that together hold [from, end): each with the part of it to read, in order; null
  * when a byte is missing.
- * @param {Range[]} ranges @param {number} from @param {number} end
- * @returns {[Range, number, number][] | null}
+ * @param {StoredRange[]} ranges @param {number} from @param {number} end
+ * @returns {[StoredRange, number, number][] | null}
  */
 function cover(ranges, from, end) {
-  /** @type {[Range, number, number][]} */
+  /** @type {[StoredRange, number, number][]} */
   const pieces = []
   for (let at = from; at < end;) {
     let best = null
@@ -567,7 +567,7 @@ export function cacheApiBackend(options) {
       const requests = await (await cache()).keys(`${await base(key)}range`, { ignoreSearch: true })
       return requests.map((r) => new URL(r.url).searchParams)
         .filter((p) => p.get('v') === ver)
-        .map((p) => /** @type {Range} */ ([Number(p.get('o')), Number(p.get('l')), p.get('d') ?? '']))
+        .map((p) => /** @type {StoredRange} */ ([Number(p.get('o')), Number(p.get('l')), p.get('d') ?? '']))
     },
     async* readRange(key, ver, [start, length, digest], from, to) {
       const answer = await (await cache()).match(`${await base(key)}range?v=${ver}&o=${start}&l=${length}&d=${digest}`)

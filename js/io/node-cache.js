@@ -155,7 +155,7 @@ export function folderCache(options) {
     },
     async ranges(key, ver) {
       const names = await readdir(folder(key)).catch(() => [])
-      /** @type {import('./cache.js').Range[]} */
+      /** @type {import('./cache.js').StoredRange[]} */
       const found = []
       for (const name of names) {
         const m = /^range-([0-9a-f]+)-(\d+)-(\d+)-([0-9a-f]{64})$/.exec(name)
