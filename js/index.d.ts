@@ -183,7 +183,8 @@ export interface HttpOptions {
  */
 export interface CacheOptions {
   /** Node: the folder (default `safetensors-wasm` under $XDG_CACHE_HOME, else ~/.cache,
-   * ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows). */
+   * ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows). Refused (InvalidArgument) when it is
+   * a symbolic link, another user's, or writable by group or others. */
   dir?: string
   /** Browsers: the Cache API cache's name (default 'safetensors-wasm'). */
   name?: string
@@ -199,7 +200,9 @@ export interface OpenOptions extends HttpOptions {
   /**
    * Keep the headers and indexes of remote files between calls (the Cache API in browsers, a
    * folder in Node): reopening costs one request per file (`If-None-Match`, answered 304), or
-   * none within `maxAge`. A file that changed is read anew and its entry replaced. Default off.
+   * none within `maxAge`. A file that changed is read anew and its entry replaced; an entry
+   * whose stored bytes fail their SHA-256 (edited, truncated, another URL's) is dropped and the
+   * file read from the server. Default off.
    */
   cache?: boolean | CacheOptions
   /** For hf:// addresses: the Hub (default https://huggingface.co; Node: HF_ENDPOINT). */

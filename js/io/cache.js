@@ -16,6 +16,11 @@
  * credentials is validated on every open, whatever `maxAge` says, so the server still decides
  * who may read it.
  *
+ * An entry serves only what it stored: its bytes and each range carry a SHA-256 of the entry's
+ * key (kind and URL, query included), version, offset and the bytes, checked when first read, and
+ * its meta must name the URL asked for. An entry edited, truncated or copied from another URL's
+ * is dropped and the file read from the server instead.
+ *
  * A backend stores entries: the Cache API here (browsers, Workers), a folder in Node
  * (node-cache.js, given by the Node entry, so that a page never imports node:fs). A cache that
  * cannot be read or written is skipped: it only ever saves requests. This module is loaded by
@@ -42,23 +47,29 @@ const NO_CONDITIONAL = new Set()
  * @typedef {'header' | 'index'} Kind
  * @typedef {{ v: 1, kind: Kind, url: string, etag: string, length: number, size: number,
  *   contentType: string | null, private: boolean, storedAt: number, validatedAt: number,
- *   ver: string }} EntryMeta
+ *   ver: string, digest?: string }} EntryMeta
  *   url: the URL without its query (for a person reading the folder); length: the file's total
  *   length; size: the stored bytes' length; private: stored from a request with credentials;
- *   ver: names the version (ETag and length) in the names of the entry's bytes
- * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(): Promise<void>, abort(): void }} RangeWriter
+ *   ver: names the version (ETag and length) in the names of the entry's bytes; digest: the
+ *   SHA-256 of the stored bytes after their label (set as they are written)
+ * @typedef {[start: number, length: number, digest: string]} StoredRange  a stored range: the SHA-256
+ *   of its bytes after their label
+ * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(): Promise<string>, abort(): void }} RangeWriter
+ *   close: resolves to the range's digest
  * @typedef {{
- *   hash(text: string): Promise<string>,
+ *   hash(text: string, pieces?: Uint8Array[]): Promise<string>,
  *   read(key: string): Promise<{ meta: EntryMeta, bytes: Uint8Array } | null>,
  *   write(key: string, meta: EntryMeta, pieces: Uint8Array[]): Promise<void>,
  *   touch(key: string, meta: EntryMeta): Promise<void>,
  *   drop(key: string): Promise<void>,
- *   ranges(key: string, ver: string): Promise<[number, number][]>,
- *   readRange(key: string, ver: string, range: [number, number], from: number, to: number): AsyncIterable<Uint8Array>,
+ *   ranges(key: string, ver: string): Promise<StoredRange[]>,
+ *   readRange(key: string, ver: string, range: StoredRange, from: number, to: number): AsyncIterable<Uint8Array>,
  *   writeRange(key: string, ver: string, start: number, length: number): Promise<RangeWriter>,
  * }} CacheBackend
- *   key: the entry's kind and URL (a backend hashes it into its names); pieces: the stored bytes, in
- *   order; a range is [start, length]
+ *   hash: the SHA-256 (hex) of the text's UTF-8, then the pieces; key: the entry's kind and URL (a
+ *   backend hashes it into its names); pieces: the stored bytes, in order; read: null when there
+ *   is no entry, throws when there is one that cannot be read; readRange: throws when the range
+ *   is not the file it was stored as
  * @typedef {(options: CacheOptions) => CacheBackend | null} BackendFactory
  * @typedef {{ byteLength: number, etag: string | null, lastModified: string | null, status: number,
  *   contentType: string | null, href: string, credentialed: boolean }} Known  what http.js learnt
@@ -120,6 +131,13 @@ function later(key, job) {
   return done
 }
 
+/**
+ * What a digest hashes before the bytes: whose bytes they are and where they go, so that bytes
+ * moved from another entry, version or offset do not match.
+ * @param {string} key @param {string} ver @param {number | 'body'} start
+ */
+export const label = (key, ver, start) => `${key}\n${ver}\n${start}\n`
+
 /** @param {string | null} etag @returns {etag is string} */
 const isStrong = (etag) => etag !== null && !etag.startsWith('W/')
 
@@ -163,9 +181,15 @@ export class HttpCache {
   async lookup(kind, url) {
     const key = `${kind} ${url}`
     await PENDING.get(key)
-    const found = await this.#backend.read(key).catch(() => null)
-    if (!found || found.meta.kind !== kind || found.bytes.length !== found.meta.size) return null
-    return new Entry(this, this.#backend, key, found.meta, found.bytes)
+    const found = await this.#backend.read(key).catch(() => undefined)
+    if (found === null) return null
+    const { meta, bytes } = found ?? {}
+    if (meta?.kind === kind && meta.url === shown(url) && bytes?.length === meta.size &&
+        meta.digest === await this.#backend.hash(label(key, meta.ver, 'body'), [bytes])) {
+      return new Entry(this, this.#backend, key, meta, bytes)
+    }
+    later(key, () => this.#backend.drop(key))  // not what was stored: read from the server instead
+    return null
   }
 
   /**
@@ -176,7 +200,7 @@ export class HttpCache {
     const meta = await this.#meta(kind, known, bytes.length)
     if (!meta) return null
     const key = `${kind} ${known.href}`
-    later(key, () => this.#backend.write(key, meta, [bytes]))
+    later(key, () => this.#write(key, meta, [bytes]))
     return new Entry(this, this.#backend, key, meta, bytes)
   }
 
@@ -189,7 +213,14 @@ export class HttpCache {
     const meta = await this.#meta(kind, known, size)
     if (!meta) return
     const key = `${kind} ${known.href}`
-    later(key, () => this.#backend.write(key, meta, pieces))
+    later(key, () => this.#write(key, meta, pieces))
+  }
+
+  /** Writes an entry with the digest of its bytes (hashed here, off the reader's path).
+   * @param {string} key @param {EntryMeta} meta @param {Uint8Array[]} pieces */
+  async #write(key, meta, pieces) {
+    meta.digest = await this.#backend.hash(label(key, meta.ver, 'body'), pieces)
+    await this.#backend.write(key, meta, pieces)
   }
 
   /**
@@ -247,8 +278,12 @@ export class Entry {
   #cache
   #backend
   #key
-  /** @type {Promise<[number, number][]> | null} the ranges stored, listed once */
+  /** @type {Promise<StoredRange[]> | null} the ranges stored, listed once */
   #ranges = null
+  /** Ranges whose digest was checked: read again, they are read in part. @type {Set<StoredRange>} */
+  #checked = new Set()
+  /** Dropped: nothing more is written for it. */
+  #dropped = false
 
   /**
    * @param {HttpCache} cache @param {CacheBackend} backend @param {string} key
@@ -323,6 +358,7 @@ export class Entry {
 
   /** Forgets the entry and its ranges. */
   async drop() {
+    this.#dropped = true
     this.#ranges = Promise.resolve([])
     await later(this.#key, () => this.#backend.drop(this.#key))
   }
@@ -342,17 +378,18 @@ export class Entry {
    * they are, off the reader's path). @param {number} start @param {Uint8Array} bytes */
   keepRange(start, bytes) {
     return later(this.#key, async () => {
-      const writer = await this.#backend.writeRange(this.#key, this.meta.ver, start, bytes.length).catch(() => null)
+      const writer = this.#dropped ? null : await this.#backend.writeRange(this.#key, this.meta.ver, start, bytes.length).catch(() => null)
       if (!writer) return
-      const stored = await writer.write(bytes).then(() => writer.close()).then(() => true, () => { writer.abort(); return false })
-      if (stored && this.#ranges) (await this.#ranges).push([start, bytes.length])
+      const digest = await writer.write(bytes).then(() => writer.close()).catch(() => { writer.abort(); return null })
+      if (digest && this.#ranges) (await this.#ranges).push([start, bytes.length, digest])
     })
   }
 
   /**
    * The bytes [from, end) of the file: from a stored range that holds them (with `ranges`), else
    * from `fetch`, stored as they pass when `ranges` is on. A read that finds the file changed
-   * (SourceChanged) drops the entry, so the next open reads the new file.
+   * (SourceChanged) drops the entry, so the next open reads the new file; so does a stored range
+   * that is not what was stored (its bytes are then fetched, after those already given).
    * @param {number} from @param {number} end @param {() => AsyncIterable<Uint8Array>} fetch
    * @returns {AsyncGenerator<Uint8Array>}
    */
@@ -369,16 +406,29 @@ export class Entry {
     const { ver } = this.meta
     this.#ranges ??= this.#backend.ranges(this.#key, ver).catch(() => [])
     const pieces = cover(await this.#ranges, from, end)
+    let skip = 0
     if (pieces) {
-      for (const [range, a, b] of pieces) yield* this.#backend.readRange(this.#key, ver, range, a, b)
-      return
+      try {
+        for (const [range, a, b] of pieces) {
+          for await (const chunk of this.#readRange(range, a, b)) {
+            yield chunk
+            skip += chunk.length
+          }
+        }
+        return
+      } catch {
+        this.drop()  // not what was stored: the rest is fetched (not waiting for the drop)
+      }
     }
     /** @type {RangeWriter | null} */
-    let writer = await this.#backend.writeRange(this.#key, ver, from, end - from).catch(() => null)
+    let writer = this.#dropped ? null : await this.#backend.writeRange(this.#key, ver, from, end - from).catch(() => null)
     let done = false
     try {
-      for await (const chunk of fetch()) {
+      for await (let chunk of fetch()) {
         if (writer) await writer.write(chunk).catch(() => { writer?.abort(); writer = null })
+        if (skip >= chunk.length) { skip -= chunk.length; continue }
+        chunk = chunk.subarray(skip)
+        skip = 0
         yield chunk
       }
       done = true
@@ -388,22 +438,49 @@ export class Entry {
     } finally {
       if (writer && done) {
         const ranges = this.#ranges
-        if (await writer.close().then(() => true, () => false)) (await ranges).push([from, end - from])
+        const digest = await writer.close().catch(() => null)
+        if (digest) (await ranges).push([from, end - from, digest])
       } else {
         writer?.abort()
       }
     }
+  }
+
+  /**
+   * The bytes [from, to) of a stored range. Its first read reads it whole and checks its digest
+   * before anything is given (a slice of a range costs the range once); later reads read the part.
+   * @param {StoredRange} range @param {number} from @param {number} to
+   */
+  async* #readRange(range, from, to) {
+    const { ver } = this.meta
+    if (this.#checked.has(range)) {
+      yield* this.#backend.readRange(this.#key, ver, range, from, to)
+      return
+    }
+    const [start, length, digest] = range
+    const whole = new Uint8Array(length)
+    let at = 0
+    for await (const chunk of this.#backend.readRange(this.#key, ver, range, start, start + length)) {
+      if (at + chunk.length > length) { at = -1; break }
+      whole.set(chunk, at)
+      at += chunk.length
+    }
+    if (at !== length || digest !== await this.#backend.hash(label(this.#key, ver, start), [whole])) {
+      throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are not those stored`)
+    }
+    this.#checked.add(range)
+    yield whole.subarray(from - start, to - start)
   }
 }
 
 /**
  * Stored ranges that together hold [from, end): each with the part of it to read, in order; null
  * when a byte is missing.
- * @param {[number, number][]} ranges @param {number} from @param {number} end
- * @returns {[[number, number], number, number][] | null}
+ * @param {StoredRange[]} ranges @param {number} from @param {number} end
+ * @returns {[StoredRange, number, number][] | null}
  */
 function cover(ranges, from, end) {
-  /** @type {[[number, number], number, number][]} */
+  /** @type {[StoredRange, number, number][]} */
   const pieces = []
   for (let at = from; at < end;) {
     let best = null
@@ -424,7 +501,7 @@ function originOf(url) {
 /**
  * The Cache API as a backend: entries under made-up URLs of a reserved name (never fetched),
  * `https://safetensors-wasm.invalid/<sha-256 of kind and URL>/`, each with `meta` (JSON),
- * `body?v=<ver>` and `range?v=<ver>&o=<start>&l=<length>`.
+ * `body?v=<ver>` and `range?v=<ver>&o=<start>&l=<length>&d=<digest>`.
  * @param {CacheOptions} options
  * @returns {CacheBackend | null} null without a Cache API (outside a secure context, or Node)
  */
@@ -435,9 +512,10 @@ export function cacheApiBackend(options) {
   /** @type {Promise<Cache> | null} */
   let opened = null
   const cache = () => (opened ??= storage.open(options.name ?? CACHE_NAME))
-  /** @param {string} text */
-  const hash = async (text) => {
-    const digest = new Uint8Array(await subtle.digest('SHA-256', new TextEncoder().encode(text)))
+  /** @param {string} text @param {Uint8Array[]} [pieces] */
+  const hash = async (text, pieces = []) => {
+    const bytes = pieces.length ? await new Blob(/** @type {BlobPart[]} */ ([text, ...pieces])).arrayBuffer() : new TextEncoder().encode(text)
+    const digest = new Uint8Array(await subtle.digest('SHA-256', bytes))
     return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')
   }
   /** @param {string} key */
@@ -466,7 +544,8 @@ export function cacheApiBackend(options) {
       if (!metaAnswer) return null
       const meta = /** @type {EntryMeta} */ (await metaAnswer.json())
       const bytes = await c.match(`${at}body?v=${meta.ver}`)
-      return bytes ? { meta, bytes: new Uint8Array(await bytes.arrayBuffer()) } : null
+      if (!bytes) throw new Error('an entry without its bytes')
+      return { meta, bytes: new Uint8Array(await bytes.arrayBuffer()) }
     },
     async write(key, meta, pieces) {
       const c = await cache()
@@ -488,10 +567,10 @@ export function cacheApiBackend(options) {
       const requests = await (await cache()).keys(`${await base(key)}range`, { ignoreSearch: true })
       return requests.map((r) => new URL(r.url).searchParams)
         .filter((p) => p.get('v') === ver)
-        .map((p) => /** @type {[number, number]} */ ([Number(p.get('o')), Number(p.get('l'))]))
+        .map((p) => /** @type {StoredRange} */ ([Number(p.get('o')), Number(p.get('l')), p.get('d') ?? '']))
     },
-    async* readRange(key, ver, [start, length], from, to) {
-      const answer = await (await cache()).match(`${await base(key)}range?v=${ver}&o=${start}&l=${length}`)
+    async* readRange(key, ver, [start, length, digest], from, to) {
+      const answer = await (await cache()).match(`${await base(key)}range?v=${ver}&o=${start}&l=${length}&d=${digest}`)
       if (!answer) throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are gone`)
       const blob = (await answer.blob()).slice(from - start, to - start)
       const reader = blob.stream().getReader()
@@ -505,23 +584,22 @@ export function cacheApiBackend(options) {
         reader.releaseLock()
       }
     },
+    // Kept until the range is whole: its digest is in its name (a stored answer's URL and
+    // headers are fixed before its body is written).
     async writeRange(key, ver, start, length) {
-      const c = await cache()
-      const url = `${await base(key)}range?v=${ver}&o=${start}&l=${length}`
-      /** @type {ReadableStreamDefaultController<Uint8Array>} */
-      let controller = /** @type {any} */ (null)
-      const stream = new ReadableStream({ start(ctl) { controller = ctl } })
-      const put = c.put(url, new Response(stream, { headers: { 'Content-Length': String(length) } }))
-      put.catch(() => {})
+      const at = await base(key)
+      /** @type {Uint8Array[]} */
+      let chunks = []
       let n = 0
       return {
-        async write(chunk) { n += chunk.length; controller.enqueue(chunk.slice()) },
+        async write(chunk) { n += chunk.length; chunks.push(chunk.slice()) },
         async close() {
           if (n !== length) throw new Error('short range')
-          controller.close()
-          await put
+          const digest = await hash(label(key, ver, start), chunks)
+          await (await cache()).put(`${at}range?v=${ver}&o=${start}&l=${length}&d=${digest}`, body(chunks))
+          return digest
         },
-        abort() { try { controller.error(new Error('aborted')) } catch { /* closed already */ } },
+        abort() { chunks = [] },
       }
     },
   }

@@ -5,17 +5,22 @@
  *
  *   <sha-256>/meta.json              what cache.js stores beside the bytes (no request headers)
  *   <sha-256>/body-<ver>             the header's first bytes, or the index
- *   <sha-256>/range-<ver>-<start>-<length>
+ *   <sha-256>/range-<ver>-<start>-<length>-<digest>
  *
  * Files are written under a temporary name and renamed, so a reader (another process too) sees
  * a whole file or none; bytes named by a version no reader asks for are deleted when an entry is
- * replaced. Only the user can read the folder (0700): headers of gated models are in it.
+ * replaced. Only the user can read the folder (0700, files 0600): headers of gated models are in
+ * it. A folder that another user could change is not trusted: the cache folder given is refused
+ * when it is a symbolic link, another user's, or writable by others; an entry's folder or file
+ * that is one is not read (links are never followed) and is dropped like any bad entry.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, open as fsOpen, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import { constants, lstatSync } from 'node:fs'
+import { lstat, mkdir, open as fsOpen, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { CACHE_NAME } from './cache.js'
+import { SafetensorsError } from '../errors.js'
+import { CACHE_NAME, label } from './cache.js'
 
 const CHUNK = 1 << 20
 
@@ -30,6 +35,44 @@ export function defaultCacheDir() {
 
 /** @param {string} text */
 const sha256 = (text) => createHash('sha256').update(text).digest('hex')
+/** Opening a file never follows a link (no such flag on Windows). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0
+/** Who owns what the cache trusts: this process's user (no uid on Windows, nothing checked). */
+const UID = process.getuid?.()
+
+/**
+ * Why a folder is not the user's own, or null: a link, not a folder, another user's, or
+ * writable by others. @param {import('node:fs').Stats} stat
+ */
+function notPrivate(stat) {
+  if (stat.isSymbolicLink()) return 'is a symbolic link'
+  if (!stat.isDirectory()) return 'is not a folder'
+  if (UID === undefined) return null
+  if (stat.uid !== UID) return 'belongs to another user'
+  return stat.mode & 0o022 ? 'is writable by other users' : null
+}
+
+/** Throws when the folder at `path` is there and not private. @param {string} path */
+async function trusted(path) {
+  const why = notPrivate(await lstat(path))
+  if (why) throw new Error(`${path} ${why}`)
+}
+
+/**
+ * A file opened for reading without following a link, and its stat; only a regular file of the
+ * user's. @param {string} path
+ */
+async function readPrivate(path) {
+  const handle = await fsOpen(path, constants.O_RDONLY | NOFOLLOW)
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile() || (UID !== undefined && stat.uid !== UID)) throw new Error(`${path} is not a file of the user's`)
+    return { handle, stat }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
 
 /**
  * @param {import('./cache.js').CacheOptions} options
@@ -37,6 +80,10 @@ const sha256 = (text) => createHash('sha256').update(text).digest('hex')
  */
 export function folderCache(options) {
   const root = options.dir ?? defaultCacheDir()
+  let why = null
+  try { why = notPrivate(lstatSync(root)) } catch { /* not there yet: made private */ }
+  if (why) throw new SafetensorsError('InvalidArgument', `options.cache: the cache folder ${root} ${why}; ` +
+    'give as dir a folder of your own that only you can write to')
   /** @param {string} key */
   const folder = (key) => join(root, sha256(key))
 
@@ -45,7 +92,7 @@ export function folderCache(options) {
   async function put(path, bytes) {
     const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`
     try {
-      await writeFile(temp, bytes, { mode: 0o600 })
+      await writeFile(temp, bytes, { mode: 0o600, flag: 'wx' })
       await rename(temp, path)
     } catch (error) {
       await unlink(temp).catch(() => {})
@@ -56,22 +103,36 @@ export function folderCache(options) {
   /** @param {string} at the entry's folder */
   async function ensure(at) {
     await mkdir(root, { recursive: true, mode: 0o700 })
+    await trusted(root)
     await mkdir(at, { recursive: true, mode: 0o700 })
+    await trusted(at)
+  }
+
+  /** A file of an entry, whole. @param {string} path */
+  async function readWhole(path) {
+    const { handle } = await readPrivate(path)
+    try { return await handle.readFile() } finally { await handle.close() }
   }
 
   return {
-    hash: async (text) => sha256(text),
+    async hash(text, pieces = []) {
+      const h = createHash('sha256').update(text)
+      for (const piece of pieces) h.update(piece)
+      return h.digest('hex')
+    },
     async read(key) {
       const at = folder(key)
-      let meta
       try {
-        meta = JSON.parse(await readFile(join(at, 'meta.json'), 'utf8'))
-      } catch {
-        return null
+        await trusted(root)  // made a link since the open: not read through
+        await trusted(at)
+      } catch (error) {
+        if (/** @type {any} */ (error)?.code === 'ENOENT') return null
+        throw error
       }
-      if (typeof meta?.ver !== 'string' || !/^[0-9a-f]+$/.test(meta.ver)) return null
-      const bytes = await readFile(join(at, `body-${meta.ver}`)).catch(() => null)
-      return bytes ? { meta, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) } : null
+      const meta = JSON.parse((await readWhole(join(at, 'meta.json'))).toString('utf8'))
+      if (typeof meta?.ver !== 'string' || !/^[0-9a-f]+$/.test(meta.ver)) throw new Error('not an entry')
+      const bytes = await readWhole(join(at, `body-${meta.ver}`))
+      return { meta, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) }
     },
     async write(key, meta, pieces) {
       const at = folder(key)
@@ -84,24 +145,28 @@ export function folderCache(options) {
       }
     },
     async touch(key, meta) {
+      await trusted(root)
+      await trusted(folder(key))
       await put(join(folder(key), 'meta.json'), JSON.stringify(meta))
     },
     async drop(key) {
+      await trusted(root)  // never empties a folder elsewhere that the cache folder became a link to
       await rm(folder(key), { recursive: true, force: true })
     },
     async ranges(key, ver) {
       const names = await readdir(folder(key)).catch(() => [])
-      /** @type {[number, number][]} */
+      /** @type {import('./cache.js').StoredRange[]} */
       const found = []
       for (const name of names) {
-        const m = /^range-([0-9a-f]+)-(\d+)-(\d+)$/.exec(name)
-        if (m && m[1] === ver) found.push([Number(m[2]), Number(m[3])])
+        const m = /^range-([0-9a-f]+)-(\d+)-(\d+)-([0-9a-f]{64})$/.exec(name)
+        if (m && m[1] === ver) found.push([Number(m[2]), Number(m[3]), m[4]])
       }
       return found
     },
-    async* readRange(key, ver, [start, length], from, to) {
-      const handle = await fsOpen(join(folder(key), `range-${ver}-${start}-${length}`), 'r')
+    async* readRange(key, ver, [start, length, digest], from, to) {
+      const { handle, stat } = await readPrivate(join(folder(key), `range-${ver}-${start}-${length}-${digest}`))
       try {
+        if (stat.size !== length) throw new Error(`the cached range ${start}+${length} is ${stat.size} bytes`)
         for (let at = from; at < to;) {
           const piece = new Uint8Array(Math.min(CHUNK, to - at))
           const { bytesRead } = await handle.read(piece, 0, piece.length, at - start)
@@ -119,6 +184,7 @@ export function folderCache(options) {
       const path = join(at, `range-${ver}-${start}-${length}`)
       const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`
       const handle = await fsOpen(temp, 'wx', 0o600)
+      const digest = createHash('sha256').update(label(key, ver, start))
       let n = 0
       let closed = false
       const discard = async () => {
@@ -128,6 +194,7 @@ export function folderCache(options) {
       return {
         async write(chunk) {
           for (let done = 0; done < chunk.length;) done += (await handle.write(chunk, done, chunk.length - done)).bytesWritten
+          digest.update(chunk)
           n += chunk.length
         },
         async close() {
@@ -137,7 +204,9 @@ export function folderCache(options) {
           }
           closed = true
           await handle.close()
-          await rename(temp, path).catch(async (error) => { await discard(); throw error })
+          const hex = digest.digest('hex')
+          await rename(temp, `${path}-${hex}`).catch(async (error) => { await discard(); throw error })
+          return hex
         },
         abort() { discard() },
       }

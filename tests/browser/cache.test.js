@@ -3,7 +3,8 @@
 // costs one request, answered 304 (counted on the data server); a file changed on the server is
 // read anew and its entry replaced, never served; and a server that does not allow If-None-Match
 // in CORS preflights (web-demo/serve.js) still costs one request per reopen, answered by the
-// usual 206 whose ETag says the entry holds.
+// usual 206 whose ETag says the entry holds. An entry altered in the Cache API (its header or a
+// range) is not served: its digest no longer matches, and the file is read from the server.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { serialize } from '../../js/node.js'
@@ -171,6 +172,58 @@ test('ranges: true in a page: tensor bytes kept in the Cache API, a reopen reads
     const again = await openInPage(page, data.url('/ranges/model.safetensors'), options)
     assert.deepEqual(again.values, Array.from(big))
     assert.deepEqual(asked().map((a) => a[0]), [304], 'the validation alone')
+  } finally {
+    await page.close()
+  }
+})
+
+test('an entry altered in the Cache API (another body under the same key) is not served: it is read from the server', { skip, timeout: 60_000 }, async () => {
+  const big = Float32Array.from({ length: 100_000 }, (_, i) => i % 977)
+  const bytes = await serialize({
+    'ok.a': { dtype: 'F32', shape: [4], data: Float32Array.from([1, 2, 3, 4]) },
+    'ok.big': { dtype: 'F32', shape: [100_000], data: big },
+  })
+  const page = await browser.newPage()
+  try {
+    await page.goto(app.url('/blank.html'))
+    // Within maxAge (no request) and validated (a 304): the header's entry, then its ranges.
+    for (const [part, maxAge] of /** @type {const} */ ([['body', 60], ['body', 0], ['range', 60], ['range', 0]])) {
+      const path = `/altered-${part}-${maxAge}/model.safetensors`
+      data.addFile(path, bytes)
+      const options = { cache: { ranges: true, maxAge }, requestInit: { cache: 'no-store' } }
+      await openInPage(page, data.url(path), options)
+      const altered = await page.evaluate(async ([src, which]) => {
+        // The entry's made-up URLs start with the SHA-256 of its key (cache.js).
+        const key = new TextEncoder().encode(`header ${src}`)
+        const hex = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', key)), (b) => b.toString(16).padStart(2, '0')).join('')
+        const cache = await caches.open('safetensors-wasm')
+        let n = 0
+        for (const request of await cache.keys()) {
+          if (!request.url.includes(`/${hex}/${which}?`)) continue
+          const body = new Uint8Array(await /** @type {Response} */ (await cache.match(request)).arrayBuffer())
+          body[10] ^= 1  // a byte of the header's JSON, or of a tensor
+          await cache.put(request, new Response(body))
+          n++
+        }
+        return n
+      }, /** @type {const} */ ([data.url(path), part]))
+      assert.ok(altered > 0, `${part}: altered`)
+      data.resetStats()
+      const again = await page.evaluate(async ([src, opts]) => {
+        const { open } = await import('/js/index.js')
+        const f = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(src, opts))
+        const values = []
+        for (const name of f.names) {
+          const t = await f.tensor(name)
+          values.push(Array.from(t.toFloat32()))
+          t.dispose()
+        }
+        await f.close()
+        return { names: f.names, values }
+      }, /** @type {const} */ ([data.url(path), options]))
+      assert.deepEqual(again, { names: ['ok.a', 'ok.big'], values: [[1, 2, 3, 4], Array.from(big)] }, `${part}, maxAge ${maxAge}`)
+      assert.ok(asked().some(([status]) => status === 206), `${part}, maxAge ${maxAge}: read from the server again`)
+    }
   } finally {
     await page.close()
   }
