@@ -31,6 +31,7 @@ import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
 import { commitSet, makeStaging, refuseLinks, removeStaging, removeStagingSync, removeStaleStaging, writeSynced } from './staging.js'
 import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
+import { escapeInvisible } from '../format.js'
 import { planFile } from '../writer.js'
 
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
@@ -450,7 +451,7 @@ export async function main(argv, io) {
     if (interrupts++ === 0) return void controller.abort()
     removeTempFilesSync()
     removeStagingSync()
-    io.stderr.write(`interrupted: ${output} was not written\n`)
+    io.stderr.write(`interrupted: ${escapeInvisible(output)} was not written\n`)
     process.exit(130)
   }
   process.on('SIGINT', interrupt)
@@ -472,10 +473,10 @@ export async function main(argv, io) {
       bar.done()
       if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
       else {
-        const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
+        const where = `${escapeInvisible(r.index ?? output)}: ${r.shards ? `${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : ''}`
         io.stdout.write(`${where}${r.tensors} tensors (${r.dequantized} quantized ${r.dequantized === 1 ? 'weight' : 'weights'} ` +
           `dequantized to ${target} from their ${r.parts} stored parts, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out by --only` : ''}), ${r.byteLength} bytes\n`)
-        if (r.dequantized === 0) io.stderr.write(`note: ${input} has no quantized weights: every tensor was copied\n`)
+        if (r.dequantized === 0) io.stderr.write(`note: ${escapeInvisible(input)} has no quantized weights: every tensor was copied\n`)
       }
       return 0
     }
@@ -483,7 +484,7 @@ export async function main(argv, io) {
     bar.done()
     if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
     else {
-      const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
+      const where = `${escapeInvisible(r.index ?? output)}: ${r.shards ? `${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : ''}`
       io.stdout.write(`${where}${r.tensors} tensors (${r.cast} cast to ${target}, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out` : ''}), ${r.byteLength} bytes\n`)
     }
     return 0
@@ -491,7 +492,7 @@ export async function main(argv, io) {
     headerBar.done()
     bar.done()
     if (!controller.signal.aborted) throw error
-    io.stderr.write(`interrupted: ${output} was not written\n`)
+    io.stderr.write(`interrupted: ${escapeInvisible(output)} was not written\n`)
     return 130
   } finally {
     process.off('SIGINT', interrupt)
