@@ -335,14 +335,16 @@ async function writeShardedSet(f, input, output, entries, options, beforeWrite) 
   for (const [name, shard] of all.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) weightMap[name] = shard
   const totalSize = entries.reduce((n, e) => n + e.byteLength, 0)
   const doc = { metadata: { ...(f.metadata ?? {}), total_size: totalSize }, weight_map: weightMap }
-  await mkdir(folder, { recursive: true })
+  /** @param {Error} error @returns {never} */
+  const cannotWrite = (error) => {
+    throw new SafetensorsError('IoError', `cannot write in ${folder}: ${error.message}`, { cause: error })
+  }
+  await mkdir(folder, { recursive: true }).catch(cannotWrite)
   await refuseLinks([index, ...shardNames.map((name) => join(folder, name))])
   await removeStaleStaging(folder)
   // The whole set is written in a staging folder beside it, then moved in (commitSet): until
   // then an older set there is untouched, and a failure or a kill leaves no shard of this one.
-  const stage = await makeStaging(folder).catch((error) => {
-    throw new SafetensorsError('IoError', `cannot write in ${folder}: ${error.message}`, { cause: error })
-  })
+  const stage = await makeStaging(folder).catch(cannotWrite)
   try {
     beforeWrite?.(plans.flatMap((plan) => plan.order))
     let before = 0

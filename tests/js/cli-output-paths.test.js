@@ -1,9 +1,11 @@
-// What convert and verify print of a path (issue 35, item 9): a path with a newline is printed
-// escaped, a line each, so it cannot forge a line of output.
+// What convert and verify print of a path, and where convert writes through a link (issue 35,
+// item 9): a path with a newline is printed escaped, a line each, so it cannot forge a line of
+// output; an output that is a loop of links, or a sharded set's file that is a link, is refused
+// (exit 1, a coded error) and the link stays as it was.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -59,4 +61,30 @@ test('verify prints a path with a newline escaped: a check a line, the verdict a
   assert.equal(lines.length, 3, r.stdout)
   assert.match(lines[0], /^FAIL {2}\S+ +NotFound: .*\\u\{000A\}verified everything/)
   assert.match(lines[1], /^verify failed: .*\\u\{000A\}/)
+})
+
+test('convert refuses an output that is a loop of links: exit 1, IoError, the link left as it was', async () => {
+  const loop = join(dir, 'loop.safetensors')
+  await symlink('loop.safetensors', loop)
+  for (const force of [[], ['--force']]) {
+    const r = run('convert', input, loop, '--dtype', 'bf16', ...force)
+    assert.equal(r.code, 1, `${force}: ${r.stdout}`)
+    assert.match(r.stderr, /^error: IoError: cannot write .*loop\.safetensors: a loop of symbolic links \(ELOOP\)/)
+    assert.ok((await lstat(loop)).isSymbolicLink(), 'still a link')
+    assert.equal(await readlink(loop), 'loop.safetensors')
+  }
+  assert.deepEqual((await readdir(dir)).filter((n) => n.includes('loop')), ['loop.safetensors'])
+})
+
+test('a sharded convert refuses a shard or index of its output that is a link: exit 1, InvalidArgument, the links kept', async () => {
+  for (const [i, [file, target]] of [['model-00001-of-00001.safetensors', 'elsewhere.safetensors'], ['model.safetensors.index.json', 'gone.json']].entries()) {
+    const out = join(dir, `linked-${i}`)
+    await mkdir(out)
+    await symlink(target, join(out, file))
+    const r = run('convert', index, out, '--dtype', 'bf16', '--force')
+    assert.equal(r.code, 1, r.stdout)
+    assert.match(r.stderr, /^error: InvalidArgument: .* is a symbolic link: convert moves a sharded set into its folder whole/)
+    assert.equal(await readlink(join(out, file)), target)
+    assert.deepEqual(await readdir(out), [file])
+  }
 })
