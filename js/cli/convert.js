@@ -15,9 +15,11 @@
  * piece plus the largest plain tensor.
  *
  * A sharded input (its index) gives a new sharded set, with or without --dequantize: the shards
- * no larger than the input's largest, and their own model.safetensors.index.json, written last.
+ * no larger than the input's largest, and their own model.safetensors.index.json. The set is
+ * written whole in a staging folder inside the output folder, then moved in (js/cli/staging.js):
+ * an older set there is replaced as a whole, never mixed with the new one.
  */
-import { mkdir, rename, stat, unlink, writeFile as fsWriteFile } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { castChunks } from '../cast.js'
 import { CONFIG_NOTE, CONFIG_OPTIONS, CONFIG_OPTION_HELP, onlyFilter, openOptions, parseCommand, progressBar, quantizationConfig, usageError } from './common.js'
@@ -26,8 +28,10 @@ import { readAhead } from './read-ahead.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { ShardedFile, open } from '../node.js'
 import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
+import { commitSet, makeStaging, refuseLinks, removeStaging, removeStagingSync, removeStaleStaging, writeSynced } from './staging.js'
 import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
+import { escapeInvisible } from '../format.js'
 import { planFile } from '../writer.js'
 
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
@@ -168,7 +172,7 @@ function isRemote(input) {
  * of the index to write (`*.index.json`); shards `<prefix>-0000i-of-0000n.safetensors` beside
  * it (prefix: the index's name before `.safetensors.index.json`), each at most as large as the
  * input's largest shard (a tensor larger than that alone in its shard), in the input's order;
- * the index (`metadata.total_size`: the tensors' bytes, `weight_map`) is written last.
+ * the index (`metadata.total_size`: the tensors' bytes, `weight_map`) with them, the set moved in whole.
  * @param {string | URL} input
  * @param {string} output
  * @param {{ dtype: 'F32' | 'BF16' | 'F16', only?: (name: string) => boolean, signal?: AbortSignal,
@@ -277,7 +281,8 @@ export async function dequantizeCheckpoint(input, output, options) {
 
 /**
  * The sharded half of convertFile and dequantizeCheckpoint: groups `entries` into shards, each at
- * most as large as the input's largest, writes them, then the index.
+ * most as large as the input's largest, writes them and the index in a staging folder, then moves
+ * the set in whole (staging.js). A shard or index of the output that is a symbolic link: refused.
  * @param {ShardedFile} f
  * @param {string | URL} input
  * @param {string} output
@@ -324,31 +329,41 @@ async function writeShardedSet(f, input, output, entries, options, beforeWrite) 
   const metadata = inputShards.every((s) => JSON.stringify(s.metadata) === first) ? inputShards[0]?.metadata ?? null : null
   const plans = await Promise.all(groups.map((group) => planFile(group, metadata)))
   const total = plans.reduce((n, p) => n + p.fileLength, 0)
-  await mkdir(folder, { recursive: true })
-  beforeWrite?.(plans.flatMap((plan) => plan.order))
-  let before = 0
-  for (const [i, plan] of plans.entries()) {
-    throwIfAborted(signal)
-    const at = before
-    await writePlanned(join(folder, shardNames[i]), plan, {
-      signal, onProgress: options.onProgress && (({ loaded }) => options.onProgress?.({ loaded: at + loaded, total })),
-    })
-    before += plan.fileLength
-  }
   /** @type {Record<string, string>} */
   const weightMap = {}
   const all = groups.flatMap((group, i) => group.map((e) => /** @type {[string, string]} */ ([e.name, shardNames[i]])))
   for (const [name, shard] of all.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) weightMap[name] = shard
   const totalSize = entries.reduce((n, e) => n + e.byteLength, 0)
   const doc = { metadata: { ...(f.metadata ?? {}), total_size: totalSize }, weight_map: weightMap }
-  throwIfAborted(signal)
-  const temp = join(folder, `.${basename(index)}.${process.pid}.${Date.now().toString(36)}.tmp`)
+  /** @param {Error} error @returns {never} */
+  const cannotWrite = (error) => {
+    throw new SafetensorsError('IoError', `cannot write in ${folder}: ${error.message}`, { cause: error })
+  }
+  await mkdir(folder, { recursive: true }).catch(cannotWrite)
+  await refuseLinks([index, ...shardNames.map((name) => join(folder, name))])
+  await removeStaleStaging(folder)
+  // The whole set is written in a staging folder beside it, then moved in (commitSet): until
+  // then an older set there is untouched, and a failure or a kill leaves no shard of this one.
+  const stage = await makeStaging(folder).catch(cannotWrite)
   try {
-    await fsWriteFile(temp, `${JSON.stringify(doc, null, 2)}\n`)
-    await rename(temp, index)
+    beforeWrite?.(plans.flatMap((plan) => plan.order))
+    let before = 0
+    for (const [i, plan] of plans.entries()) {
+      throwIfAborted(signal)
+      const at = before
+      await writePlanned(join(stage, shardNames[i]), plan, {
+        signal, onProgress: options.onProgress && (({ loaded }) => options.onProgress?.({ loaded: at + loaded, total })),
+      })
+      before += plan.fileLength
+    }
+    throwIfAborted(signal)
+    await writeSynced(join(stage, basename(index)), `${JSON.stringify(doc, null, 2)}\n`)
+    await commitSet(stage, index, shardNames)
   } catch (error) {
-    await unlink(temp).catch(() => {})
+    if (error instanceof SafetensorsError) throw error
     throw new SafetensorsError('IoError', `cannot write ${index}: ${/** @type {Error} */ (error).message}`, { cause: error })
+  } finally {
+    await removeStaging(stage)
   }
   return { byteLength: total, shards: shardNames, index }
 }
@@ -406,6 +421,8 @@ ${CONFIG_NOTE}
 
 the output is written to a temporary file beside it and renamed at the end: an interrupted
 or failed convert leaves no partial file, and an existing output (with --force) is replaced whole.
+a sharded output is written whole in a staging folder inside <out> and moved in at the end:
+killed at any moment, <out> holds the old set, the new one, or no index, never a mix.
 exit codes: 0 written; 1 a failure (the error on stderr; nothing written); 2 a usage mistake;
 130 interrupted`
 
@@ -435,7 +452,8 @@ export async function main(argv, io) {
   const interrupt = () => {
     if (interrupts++ === 0) return void controller.abort()
     removeTempFilesSync()
-    io.stderr.write(`interrupted: ${output} was not written\n`)
+    removeStagingSync()
+    io.stderr.write(`interrupted: ${escapeInvisible(output)} was not written\n`)
     process.exit(130)
   }
   process.on('SIGINT', interrupt)
@@ -457,10 +475,10 @@ export async function main(argv, io) {
       bar.done()
       if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
       else {
-        const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
+        const where = `${escapeInvisible(r.index ?? output)}: ${r.shards ? `${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : ''}`
         io.stdout.write(`${where}${r.tensors} tensors (${r.dequantized} quantized ${r.dequantized === 1 ? 'weight' : 'weights'} ` +
           `dequantized to ${target} from their ${r.parts} stored parts, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out by --only` : ''}), ${r.byteLength} bytes\n`)
-        if (r.dequantized === 0) io.stderr.write(`note: ${input} has no quantized weights: every tensor was copied\n`)
+        if (r.dequantized === 0) io.stderr.write(`note: ${escapeInvisible(input)} has no quantized weights: every tensor was copied\n`)
       }
       return 0
     }
@@ -468,7 +486,7 @@ export async function main(argv, io) {
     bar.done()
     if (flags.json) io.stdout.write(`${JSON.stringify({ output, ...r }, null, 2)}\n`)
     else {
-      const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
+      const where = `${escapeInvisible(r.index ?? output)}: ${r.shards ? `${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : ''}`
       io.stdout.write(`${where}${r.tensors} tensors (${r.cast} cast to ${target}, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out` : ''}), ${r.byteLength} bytes\n`)
     }
     return 0
@@ -476,7 +494,7 @@ export async function main(argv, io) {
     headerBar.done()
     bar.done()
     if (!controller.signal.aborted) throw error
-    io.stderr.write(`interrupted: ${output} was not written${/\.index\.json$/i.test(input) ? ' (its index is written last: the shards written so far are not a set without it)' : ''}\n`)
+    io.stderr.write(`interrupted: ${escapeInvisible(output)} was not written\n`)
     return 130
   } finally {
     process.off('SIGINT', interrupt)

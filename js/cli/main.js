@@ -111,8 +111,9 @@ main(process.argv.slice(2)).then((code) => {
 }, (error) => {
   settled = true
   if (error instanceof SafetensorsError) {
-    // Messages quote names from the file: their invisible characters are shown escaped.
-    process.stderr.write(`error: ${escapeInvisible(describeFailure(error), { multiline: true })}\n`)
+    // Messages quote names from the file and paths: their invisible characters are shown
+    // escaped, newlines too, so that one error is one line and a name cannot forge another.
+    process.stderr.write(`error: ${escapeInvisible(describeFailure(error))}\n`)
     process.exitCode = current?.failure ?? 1
   } else if (error && error.usage) {
     // A command's mistake shows that command's usage; an unknown command, the list of commands.

@@ -110,15 +110,16 @@ async function run(args, flags, io) {
   }
 
   const ok = errors.length === 0
-  // Details name tensors and shards: the text shows their invisible and bidirectional characters
-  // escaped; --json keeps the strings as stored, for programs.
+  // Details name tensors, shards and paths: the text shows their invisible and bidirectional
+  // characters escaped, newlines too (a check is one line: a name cannot forge another); --json
+  // keeps the strings as stored, for programs.
   // Each problem once, in the report on stdout; stderr is for the command's own failures.
   if (flags.json) {
     io.stdout.write(`${JSON.stringify({ source: src, ok, checks }, null, 2)}\n`)
   } else {
     const shown = flags.quiet ? checks.filter((c) => c.status === 'fail') : checks
     const width = Math.max(0, ...shown.map((c) => c.name.length))
-    for (const c of shown) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${escapeInvisible(c.detail, { multiline: true })}\n`)
+    for (const c of shown) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${escapeInvisible(c.detail)}\n`)
     const warnings = checks.filter((c) => c.status === 'warn').length
     if (!flags.quiet) {
       io.stdout.write(ok ? `verified ${escapeInvisible(src)}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`

@@ -3,7 +3,7 @@
  * target's folder, which is renamed over the target only once everything is written and
  * flushed. A failure at any point removes the temporary file and leaves the target as it was.
  * A target reached through a symbolic link is written where the link points (the link stays),
- * and a file replaced keeps its mode.
+ * and a file replaced keeps its mode; a loop of links is refused (IoError), never replaced.
  */
 import { unlinkSync } from 'node:fs'
 import { chmod, open as fsOpen, readlink, realpath, rename, stat, unlink } from 'node:fs/promises'
@@ -35,7 +35,10 @@ async function destination(path) {
   let target = path
   try {
     target = await realpath(path)
-  } catch {
+  } catch (error) {
+    // A loop of links has no file to write to: replacing the link would lose it.
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ELOOP')
+      throw new SafetensorsError('IoError', `cannot write ${path}: a loop of symbolic links (ELOOP), which leads to no file`, { cause: error })
     // Missing, or a link to a missing file: follow the links by hand to where the file will be.
     for (let hops = 0; hops < 40; hops++) {
       const link = await readlink(target).catch(() => null)
