@@ -398,7 +398,8 @@ export const optionHelp = [
 
 /** What --help adds. */
 export const help = `a glob's * is any run of characters (dots included), ? one character; a /regex/ is searched
-anywhere in the name. Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
+anywhere in the name (one with backreferences, lookarounds or the i or u flag is stopped, an
+error, if a name takes it over 250 ms). Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
 quantized weights, are copied as they are. The input is never written over (by its path, a link
 or a hard link), nor an existing output without --force.
 
