@@ -81,7 +81,8 @@ export declare const ERROR_CODES: readonly ErrorCode[]
 export declare const ERROR_INFO: Readonly<Record<ErrorCode, Readonly<{ meaning: string; fix: string }>>>
 
 export declare class SafetensorsError extends Error {
-  /** For ByteSources and tools of your own that fail the way this package does. */
+  /** For ByteSources and tools of your own that fail the way this package does. URLs in the
+   * message, the body and the causes' messages have passwords and query values masked (`***`). */
   constructor(code: ErrorCode, message: string,
     details?: { tensor?: string | null; offset?: number | null; status?: number | null; body?: string | null; cause?: unknown })
   /** The reference's variant name (InvalidOffset, TensorInvalidInfo, ...) or a transport or

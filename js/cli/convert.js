@@ -29,6 +29,7 @@ import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
 import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
 import { planFile } from '../writer.js'
+import { redactUrl } from '../redact.js'
 
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
 export const CONVERTED_DTYPES = new Set(['F64', 'F32', 'F16', 'BF16'])
@@ -461,7 +462,7 @@ export async function main(argv, io) {
         const where = r.shards ? `${r.index}: ${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : `${output}: `
         io.stdout.write(`${where}${r.tensors} tensors (${r.dequantized} quantized ${r.dequantized === 1 ? 'weight' : 'weights'} ` +
           `dequantized to ${target} from their ${r.parts} stored parts, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out by --only` : ''}), ${r.byteLength} bytes\n`)
-        if (r.dequantized === 0) io.stderr.write(`note: ${input} has no quantized weights: every tensor was copied\n`)
+        if (r.dequantized === 0) io.stderr.write(`note: ${redactUrl(input)} has no quantized weights: every tensor was copied\n`)
       }
       return 0
     }
