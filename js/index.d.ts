@@ -203,8 +203,9 @@ export interface OpenOptions extends HttpOptions {
   /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
   shards?: ShardSources
   /**
-   * A sharded set: the longest index accepted, in bytes (default 512 MiB); a longer one is
-   * InvalidIndex, refused before it is read when its length is known. A shard given as the
+   * A sharded set: the longest index accepted, in bytes (default 64 MiB); a longer one is
+   * InvalidIndex, refused before it is read when its length is known (else when the bytes
+   * read pass it: up to about 4 times this in memory). A shard given as the
    * index fails at its first bytes whatever this says.
    */
   maxIndexBytes?: number
