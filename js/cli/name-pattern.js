@@ -13,6 +13,8 @@ import { SafetensorsError } from '../errors.js'
 const REGEX_NAME_MS = 250
 /** How long all names together may take against such a regex. */
 const REGEX_TOTAL_MS = 10_000
+/** Whether V8's linear-time regex engine was asked for (linearRegex). */
+let linearEngine = false
 
 /**
  * A name filter. `/source/flags` is a JavaScript regular expression, searched anywhere in the
@@ -133,7 +135,11 @@ function regexFilter(pattern, source, flags, nameMs) {
  * @param {string} flags
  */
 function linearRegex(source, flags) {
-  setFlagsFromString('--enable-experimental-regexp-engine')
+  // Once: a V8 without the flag says so on stderr each time it is set.
+  if (!linearEngine) {
+    setFlagsFromString('--enable-experimental-regexp-engine')
+    linearEngine = true
+  }
   try {
     return new RegExp(source, `${flags}l`)
   } catch {
