@@ -74,14 +74,33 @@ describe('namePattern', () => {
 })
 
 describe('convert --only over a hostile name', () => {
-  test('keeps the matching tensor and exits quickly', { timeout: 60_000 }, async () => {
+  const data = new Float32Array([1])
+  /** A file of a hostile name and an ordinary one, in a folder of its own. @param {string} hostileName */
+  async function fixture(hostileName) {
     const dir = await mkdtemp(join(tmpdir(), 'name-pattern-'))
+    const input = join(dir, 'in.safetensors')
+    await writeFile(input, await serialize({ [hostileName]: { dtype: 'F32', shape: [1], data },
+      'model.layers.0.mlp.weight': { dtype: 'F32', shape: [1], data } }))
+    return { dir, input, output: join(dir, 'out.safetensors') }
+  }
+
+  test('a catastrophic regex the linear engine cannot run fails with InvalidArgument, exit 1, nothing written', { timeout: 60_000 }, async () => {
+    const { dir, input, output } = await fixture(`${'a'.repeat(40)}b`)
     try {
-      const input = join(dir, 'in.safetensors')
-      const output = join(dir, 'out.safetensors')
-      const data = new Float32Array([1])
-      await writeFile(input, await serialize({ [hostile(320_000)]: { dtype: 'F32', shape: [1], data },
-        'model.layers.0.mlp.weight': { dtype: 'F32', shape: [1], data } }))
+      // The ordinary engine takes 2^40 steps on this name: the old code never returned.
+      const error = await promisify(execFile)(process.execPath, [CLI, 'convert', input, output, '--dtype', 'bf16',
+        '--only', '/(a+)+$/i'], { encoding: 'utf8', timeout: 30_000 }).then(() => null, (e) => e)
+      assert.equal(error?.code, 1, error?.stderr)
+      assert.match(error.stderr, /^error: InvalidArgument: \/\(a\+\)\+\$\/i took too long to match a 41-character name/)
+      await assert.rejects(open(output), { code: 'NotFound' })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('keeps the matching tensor and exits quickly', { timeout: 60_000 }, async () => {
+    const { dir, input, output } = await fixture(hostile(320_000))
+    try {
       // The old matcher took minutes on this name: the 30 s limit kills the child then.
       const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'convert', input, output, '--dtype', 'bf16',
         '--only', '*.layers.*.*.weight'], { encoding: 'utf8', timeout: 30_000 })
