@@ -399,8 +399,8 @@ export const optionHelp = [
 
 /** What --help adds. */
 export const help = `a glob's * is any run of characters (dots included), ? one character; a /regex/ is searched
-anywhere in the name (one with backreferences, lookarounds or the i or u flag is stopped, an
-error, if a name takes it over 250 ms). Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
+anywhere in the name, in linear time: backreferences, lookarounds, the u flag and counts over 16
+are refused. Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
 quantized weights, are copied as they are. The input is never written over (by its path, a link
 or a hard link), nor an existing output without --force.
 

@@ -1,6 +1,7 @@
 // Name patterns (--only, stats): a glob gives the answers of the regex it used to be compiled
 // to, in time linear in the name (a 640 kB hostile name with three stars took minutes); a
-// /regex/ runs on the linear-time engine, or with a time limit when that engine cannot run it.
+// /regex/ runs on the linear-time engine (/i ones rewritten for it, with the same answers), and
+// one that engine cannot run is refused.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -57,19 +58,51 @@ describe('namePattern', () => {
     assert.ok(performance.now() - started < 2000, `${Math.round(performance.now() - started)} ms`)
   })
 
+  test('an /i regex agrees with the ordinary engine on random small regexes and names', () => {
+    // Characters whose case is unusual: the Kelvin sign, long s, dotless and dotted i, micro sign.
+    const random = prng(7)
+    const pick = (/** @type {string[]} */ a) => a[Math.floor(random() * a.length)]
+    const pieces = ['a', 'A', 'b', 'K', 'k', '\u212A', 'ß', 'µ', 'Μ', '.', '*', '+', '?', '[a-c]', '[^b]', '[A-z]', '\\w', '\\W',
+      '\\x41', '(', ')', '|', '^', '$', '\\.', 'é', 'É', 'ſ', 's', 'S', '{1,2}', '[\\w-]', '[^\\W_]', '[k-\u212A]', '\\u0131', 'ı', 'İ', 'I']
+    const chars = ['a', 'A', 'b', 'B', 'k', 'K', '\u212A', 's', 'S', 'ſ', 'ß', 'é', 'É', '.', '[', '_', 'µ', 'Μ', 'μ', 'z', '`', 'ı', 'İ', 'i', 'I', '-']
+    let compared = 0
+    let matched = 0
+    for (let n = 0; n < 5000; n++) {
+      const source = Array.from({ length: 1 + Math.floor(random() * 6) }, () => pick(pieces)).join('')
+      /** @type {RegExp} */
+      let reference
+      try {
+        reference = new RegExp(source, 'i')
+      } catch {
+        continue
+      }
+      const match = namePattern(`/${source}/i`)
+      for (let k = 0; k < 10; k++) {
+        const name = Array.from({ length: Math.floor(random() * 6) }, () => pick(chars)).join('')
+        const want = reference.test(name)
+        assert.equal(match(name), want, `/${source}/i on ${JSON.stringify(name)}`)
+        compared++
+        if (want) matched++
+      }
+    }
+    assert.ok(compared > 30_000 && matched > 5000, `${compared} cases, ${matched} matching`)
+  })
+
   test('a regex the linear-time engine runs is not catastrophic on a long name', { timeout: 30_000 }, () => {
     // (a+)+$ backtracks 2^n times on a's then b: 2^40 on the ordinary engine.
     const started = performance.now()
     assert.equal(namePattern('/(a+)+$/')(`${'a'.repeat(40)}b`), false)
+    assert.equal(namePattern('/(a+)+$/i')(`${'A'.repeat(40)}b`), false)
     assert.equal(namePattern('/^(.*)*\\.(.*)\\.weight$/s')(hostile(320_000)), false)
     assert.ok(performance.now() - started < 2000, `${Math.round(performance.now() - started)} ms`)
   })
 
-  test('a regex the linear-time engine cannot run (the i flag) is stopped with InvalidArgument', { timeout: 30_000 }, () => {
-    const match = namePattern('/(a+)+$/i', { regexNameMs: 100 })
-    assert.equal(match('AAA'), true, 'the i flag still works')
-    assert.throws(() => match(`${'a'.repeat(40)}b`), (error) => error instanceof SafetensorsError && error.code === 'InvalidArgument' &&
-      /took too long to match a 41-character name/.test(error.message))
+  test('a regex the linear-time engine cannot run is refused with InvalidArgument; a bad one is a SyntaxError', () => {
+    for (const pattern of ['/(a)\\1/', '/(a)\\1/i', '/a(?=b)/', '/x/u', '/a{17}/', '/\\a/i']) {
+      assert.throws(() => namePattern(pattern), (error) => error instanceof SafetensorsError && error.code === 'InvalidArgument' &&
+        error.message.startsWith(`${pattern} cannot be matched in linear time`), pattern)
+    }
+    assert.throws(() => namePattern('/(/'), SyntaxError)
   })
 })
 
@@ -84,14 +117,26 @@ describe('convert --only over a hostile name', () => {
     return { dir, input, output: join(dir, 'out.safetensors') }
   }
 
-  test('a catastrophic regex the linear engine cannot run fails with InvalidArgument, exit 1, nothing written', { timeout: 60_000 }, async () => {
+  test('a catastrophic /regex/i keeps the matching tensor and exits quickly', { timeout: 60_000 }, async () => {
     const { dir, input, output } = await fixture(`${'a'.repeat(40)}b`)
     try {
-      // The ordinary engine takes 2^40 steps on this name: the old code never returned.
+      // The ordinary engine takes 2^40 steps on the first name: the old code never returned,
+      // and its SIGTERM handler could not run (the 30 s kill did not end it).
+      const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'convert', input, output, '--dtype', 'bf16',
+        '--only', '/^(?:(a+)+$|MODEL\\.layers\\.\\d+\\.mlp\\.WEIGHT$)/i'], { encoding: 'utf8', timeout: 30_000 })
+      assert.match(stdout, /1 tensors \(1 cast to BF16, 0 copied, 1 left out\)/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a /regex/ the linear engine cannot run is a usage mistake: exit 2, nothing written', { timeout: 60_000 }, async () => {
+    const { dir, input, output } = await fixture('aa')
+    try {
       const error = await promisify(execFile)(process.execPath, [CLI, 'convert', input, output, '--dtype', 'bf16',
-        '--only', '/(a+)+$/i'], { encoding: 'utf8', timeout: 30_000 }).then(() => null, (e) => e)
-      assert.equal(error?.code, 1, error?.stderr)
-      assert.match(error.stderr, /^error: InvalidArgument: \/\(a\+\)\+\$\/i took too long to match a 41-character name/)
+        '--only', '/(a)\\1/'], { encoding: 'utf8', timeout: 30_000 }).then(() => null, (e) => e)
+      assert.equal(error?.code, 2, error?.stderr)
+      assert.match(error.stderr, /^error: --only \/\(a\)\\1\/: \/\(a\)\\1\/ cannot be matched in linear time/)
       await assert.rejects(open(output), { code: 'NotFound' })
     } finally {
       await rm(dir, { recursive: true, force: true })
