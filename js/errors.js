@@ -1,7 +1,11 @@
+import { redactError, redactUrl } from './redact.js'
+
 /**
  * Every failure of this library is a SafetensorsError. `code` is one of ERROR_CODES: the
  * reference implementation's variant name for format errors (docs/format.md, "Reader rules"),
  * or a transport or API code (HttpError, RangeNotSupported, SourceChanged, Aborted, ...).
+ * Secrets in the URLs its message, body and causes quote are masked (redactUrl), here, so that
+ * no message needs to remember to.
  */
 
 export class SafetensorsError extends Error {
@@ -12,7 +16,8 @@ export class SafetensorsError extends Error {
    *   cause?: unknown }} [details]
    */
   constructor(code, message, details = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause })
+    redactError(details.cause)
+    super(redactUrl(message), details.cause === undefined ? undefined : { cause: details.cause })
     this.name = 'SafetensorsError'
     /** @type {string} */
     this.code = code
@@ -23,7 +28,7 @@ export class SafetensorsError extends Error {
     /** @type {number | null} the HTTP status, for errors that come from an HTTP answer */
     this.status = details.status ?? null
     /** @type {string | null} the start (200 characters) of an HTTP error's text body */
-    this.body = details.body ?? null
+    this.body = details.body == null ? null : redactUrl(details.body)
   }
 }
 

@@ -81,7 +81,8 @@ export declare const ERROR_CODES: readonly ErrorCode[]
 export declare const ERROR_INFO: Readonly<Record<ErrorCode, Readonly<{ meaning: string; fix: string }>>>
 
 export declare class SafetensorsError extends Error {
-  /** For ByteSources and tools of your own that fail the way this package does. */
+  /** For ByteSources and tools of your own that fail the way this package does. URLs in the
+   * message, the body and the causes' messages have passwords and query values masked (`***`). */
   constructor(code: ErrorCode, message: string,
     details?: { tensor?: string | null; offset?: number | null; status?: number | null; body?: string | null; cause?: unknown })
   /** The reference's variant name (InvalidOffset, TensorInvalidInfo, ...) or a transport or
@@ -212,8 +213,9 @@ export interface OpenOptions extends HttpOptions {
   /** Opens `src`, an index's content, as a sharded set whose shards the caller holds. */
   shards?: ShardSources
   /**
-   * A sharded set: the longest index accepted, in bytes (default 512 MiB); a longer one is
-   * InvalidIndex, refused before it is read when its length is known. A shard given as the
+   * A sharded set: the longest index accepted, in bytes (default 64 MiB); a longer one is
+   * InvalidIndex, refused before it is read when its length is known (else when the bytes
+   * read pass it: up to about 4 times this in memory). A shard given as the
    * index fails at its first bytes whatever this says.
    */
   maxIndexBytes?: number

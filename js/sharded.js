@@ -36,11 +36,13 @@ const headerConcurrency = () => (typeof process !== 'undefined' && process.versi
 
 /**
  * maxIndexBytes's default: an index longer than this is refused (before it is read, when its
- * length is known). Real indexes reach 60 MB (500,000 names); the parser keeps about 17 bytes a
- * name, so this allows 8 times the largest seen. A shard given as the index fails at its first
- * bytes whatever the limit.
+ * length is known). Real indexes are a few MB (tens of thousands of names); 500,000 names make
+ * about 46 MB. An index whose length is not known is parsed as it arrives until it passes the
+ * limit, and a single name the length of the index is held whole: that refusal cost about 4 times
+ * the limit in memory (1.6 GiB at the former 512 MiB), which a browser tab does not survive.
+ * A shard given as the index fails at its first bytes whatever the limit.
  */
-export const MAX_INDEX_BYTES = 512 * 1024 * 1024
+export const MAX_INDEX_BYTES = 64 * 1024 * 1024
 
 /**
  * @typedef {import('./file.js').SafetensorsFile} SafetensorsFile

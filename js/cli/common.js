@@ -10,6 +10,9 @@ import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { formatBytes } from '../format.js'
 import { pool } from '../io/pool.js'
 import { overview } from '../overview.js'
+import { namePattern } from './name-pattern.js'
+
+export { namePattern }
 
 /**
  * @typedef {import('../node.js').SafetensorsFile} SafetensorsFile
@@ -181,24 +184,6 @@ export async function quantizationConfig(src, flags) {
     // None there, or not JSON: a checkpoint is read without it.
   }
   return { path: null }
-}
-
-/**
- * A name filter. `/source/flags` is a JavaScript regular expression, searched anywhere in the
- * name (anchor it with ^ and $ to match whole names); anything else is a glob matched against
- * the whole name, where `*` is any run of characters (dots included) and `?` any one character.
- * @param {string} pattern
- * @returns {(name: string) => boolean}
- */
-export function namePattern(pattern) {
-  const regex = /^\/(.*)\/([a-z]*)$/s.exec(pattern)
-  if (regex) {
-    const re = new RegExp(regex[1], regex[2].replace(/[gy]/g, ''))
-    return (name) => re.test(name)
-  }
-  const source = Array.from(pattern, (c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+(){}[\]]/g, '\\$&'))).join('')
-  const re = new RegExp(`^${source}$`, 'su')
-  return (name) => re.test(name)
 }
 
 /**

@@ -33,6 +33,7 @@ import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
 import { escapeInvisible } from '../format.js'
 import { planFile } from '../writer.js'
+import { redactUrl } from '../redact.js'
 
 /** The float dtypes convert casts; every other tensor (ints, BOOL, C64, F8, F6, F4) is copied. */
 export const CONVERTED_DTYPES = new Set(['F64', 'F32', 'F16', 'BF16'])
@@ -413,7 +414,8 @@ export const optionHelp = [
 
 /** What --help adds. */
 export const help = `a glob's * is any run of characters (dots included), ? one character; a /regex/ is searched
-anywhere in the name. Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
+anywhere in the name, in linear time: backreferences, lookarounds, the u flag and counts over 16
+are refused. Tensors of other dtypes (ints, BOOL, C64, F8, F6, F4), and the parts of
 quantized weights, are copied as they are. The input is never written over (by its path, a link
 or a hard link), nor an existing output without --force.
 
@@ -478,7 +480,7 @@ export async function main(argv, io) {
         const where = `${escapeInvisible(r.index ?? output)}: ${r.shards ? `${r.shards.length} ${r.shards.length === 1 ? 'shard' : 'shards'}, ` : ''}`
         io.stdout.write(`${where}${r.tensors} tensors (${r.dequantized} quantized ${r.dequantized === 1 ? 'weight' : 'weights'} ` +
           `dequantized to ${target} from their ${r.parts} stored parts, ${r.copied} copied${r.dropped ? `, ${r.dropped} left out by --only` : ''}), ${r.byteLength} bytes\n`)
-        if (r.dequantized === 0) io.stderr.write(`note: ${escapeInvisible(input)} has no quantized weights: every tensor was copied\n`)
+        if (r.dequantized === 0) io.stderr.write(`note: ${escapeInvisible(redactUrl(input))} has no quantized weights: every tensor was copied\n`)
       }
       return 0
     }

@@ -11,6 +11,7 @@
 import { DEFAULT_CHUNK_BYTES, compareFiles, differs } from '../compare.js'
 import { escapeInvisible, formatCount, formatShape, formatValue } from '../format.js'
 import { onlyFilter, openForCli, parseCommand, progressBar, usageError } from './common.js'
+import { redactUrl } from '../redact.js'
 
 export { differs }
 /** The comparison itself (js/compare.js), by the name the command has long exported it under. */
@@ -81,7 +82,7 @@ export async function main(argv, io) {
       } finally {
         bar.done()
       }
-      io.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${diffText(result, args[0], args[1])}\n`)
+      io.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : `${diffText(result, redactUrl(args[0]), redactUrl(args[1]))}\n`)
       return differs(result) ? 1 : 0
     } finally {
       await b.close()

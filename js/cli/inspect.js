@@ -13,6 +13,7 @@ import { overview } from '../overview.js'
 import { buildTree, foldRepeats, sortByName, treeJson, treeText } from '../name-tree.js'
 import { escapeInvisible, formatBytes, formatCount, formatMetadataValue, formatShape } from '../format.js'
 import { elementCount } from '../dtypes.js'
+import { redactUrl } from '../redact.js'
 
 export const usage = 'inspect <file|url|index.json> [--json] [--tree [--depth N] [--unfold]] [--sort size|name|offset] [--config FILE]   sizes, parameters, metadata, tensors, quantized weights'
 
@@ -87,6 +88,8 @@ async function run(args, flags, io) {
   /** Runs of alike numbered groups once (foldRepeats), unless --unfold. @param {import('../name-tree.js').TreeNode} t */
   const folded = (t) => (flags.unfold ? t : foldRepeats(t))
   const { file, close, config, failures } = await openForCli(args[0], flags, io, { partial: true })
+  // The source as shown: a URL's password and query values masked.
+  const source = redactUrl(args[0])
   try {
     if (failures.length > 0) {
       const sharded = /** @type {ShardedFile} */ (file)
@@ -96,10 +99,10 @@ async function run(args, flags, io) {
         const tree = folded(buildTree(p.rows.map((r) => r.info ? Object.assign({}, r.info, { name: r.name, elements: elementCount(r.info.shape) })
           : { name: r.name, dtype: 'unread', shape: /** @type {any[]} */ (['?']), byteLength: NaN, elements: NaN })))
         const total = p.totalSize === null ? '' : `; the index's total_size ${formatBytes(p.totalSize)}`
-        const label = `${args[0]} (${p.unread} of ${p.shards.length} shards unread${total})`
+        const label = `${source} (${p.unread} of ${p.shards.length} shards unread${total})`
         io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label, depth })}\n`)
       } else {
-        io.stdout.write(flags.json ? `${JSON.stringify(partialJson(p), null, 2)}\n` : `${partialText(p, args[0])}\n`)
+        io.stdout.write(flags.json ? `${JSON.stringify(partialJson(p), null, 2)}\n` : `${partialText(p, source)}\n`)
       }
       io.stderr.write(`${failureLines(failures, p.shards.length).map((l) => escapeInvisible(l, { multiline: true })).join('\n')}\n`)
       return PARTIAL
@@ -111,11 +114,11 @@ async function run(args, flags, io) {
     // real string (JSON.stringify escapes only quotes, backslashes and C0 controls).
     if (flags.tree) {
       const tree = folded(buildTree(logicalRows(o)))
-      io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: args[0], depth })}\n`)
+      io.stdout.write(flags.json ? `${JSON.stringify(treeJson(tree), null, 2)}\n` : `${treeText(tree, { label: source, depth })}\n`)
     } else if (flags.json) {
       io.stdout.write(`${JSON.stringify(inspectJson(o), null, 2)}\n`)
     } else {
-      io.stdout.write(`${inspectText(o, args[0], config)}\n`)
+      io.stdout.write(`${inspectText(o, source, config)}\n`)
     }
     // An inconsistent quantized checkpoint: listed as stored, then the error (exit 1).
     if (o.quantizedError) {

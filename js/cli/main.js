@@ -15,6 +15,7 @@ import * as diff from './diff.js'
 import { COMMON_OPTION_HELP, CONFIG_HELP, describeFailure, optionLines, usageError } from './common.js'
 import { SafetensorsError } from '../node.js'
 import { escapeInvisible } from '../format.js'
+import { redactUrl } from '../redact.js'
 
 /**
  * @typedef {{ usage: string, options: import('./common.js').OptionHelp[], run: (args: string[]) => Promise<number>,
@@ -117,10 +118,10 @@ main(process.argv.slice(2)).then((code) => {
     process.exitCode = current?.failure ?? 1
   } else if (error && error.usage) {
     // A command's mistake shows that command's usage; an unknown command, the list of commands.
-    process.stderr.write(`error: ${error.message}\n\n${current ? commandUsage(current) : usageText()}`)
+    process.stderr.write(`error: ${redactUrl(error.message)}\n\n${current ? commandUsage(current) : usageText()}`)
     process.exitCode = 2
   } else {
-    process.stderr.write(`error: ${error?.stack ?? error}\n`)
+    process.stderr.write(`error: ${redactUrl(String(error?.stack ?? error))}\n`)
     process.exitCode = current?.failure ?? 1
   }
 })

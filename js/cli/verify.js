@@ -18,6 +18,7 @@ import { SafetensorsError, ShardedFile, open } from '../node.js'
 import { describeFailure, errorJson, loadShardHeaders, openOptions, parseCommand, progressBar, usageError } from './common.js'
 import { DTYPE_BITS } from '../dtypes.js'
 import { escapeInvisible, formatBytes, formatCount } from '../format.js'
+import { redactUrl } from '../redact.js'
 
 export const usage = 'verify <file|url|index.json> [--full] [--finite] [--sha256 HEX] [--json]   check everything; exit 1 on any problem'
 
@@ -115,15 +116,15 @@ async function run(args, flags, io) {
   // keeps the strings as stored, for programs.
   // Each problem once, in the report on stdout; stderr is for the command's own failures.
   if (flags.json) {
-    io.stdout.write(`${JSON.stringify({ source: src, ok, checks }, null, 2)}\n`)
+    io.stdout.write(`${JSON.stringify({ source: redactUrl(src), ok, checks }, null, 2)}\n`)
   } else {
     const shown = flags.quiet ? checks.filter((c) => c.status === 'fail') : checks
     const width = Math.max(0, ...shown.map((c) => c.name.length))
     for (const c of shown) io.stdout.write(`${c.status === 'fail' ? 'FAIL' : c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${escapeInvisible(c.detail)}\n`)
     const warnings = checks.filter((c) => c.status === 'warn').length
     if (!flags.quiet) {
-      io.stdout.write(ok ? `verified ${escapeInvisible(src)}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`
-        : `verify failed: ${escapeInvisible(src)}\n`)
+      io.stdout.write(ok ? `verified ${escapeInvisible(redactUrl(src))}: ${checks.length - warnings} checks passed${warnings ? `, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}` : ''}\n`
+        : `verify failed: ${escapeInvisible(redactUrl(src))}\n`)
     }
   }
   return ok ? 0 : 1

@@ -40,10 +40,16 @@ export function parseHfUrl(src) {
     try { revision = decodeURIComponent(repoAt.slice(at + 1)) } catch { throw bad('a revision that is not URL-encoded text') }
   }
   if (!name || !revision) throw bad('an empty repo name or revision')
-  const name_ok = /^[\w.-]+$/
-  if (!name_ok.test(org) || !name_ok.test(name)) throw bad('org and repo are letters, digits, ".", "-" and "_"')
+  // As the Hub names them (huggingface_hub's validate_repo_id): a name of dots, or with "..",
+  // would be a "." or ".." segment of the URL, leaving the endpoint's path.
+  const nameOk = (/** @type {string} */ n) => /^\w(?:[\w.-]*\w)?$/.test(n) && !n.includes('..')
+  if (!nameOk(org) || !nameOk(name)) throw bad('org and repo are letters, digits, ".", "-" and "_", starting and ending with a letter or digit, without ".."')
+  // The revision is sent as one encoded segment, but a server that decodes its slashes would
+  // resolve a "." or ".." in it.
+  if (revision.split('/').some((s) => s === '.' || s === '..')) throw bad('a revision with a "." or ".." segment')
   const path = parts.slice(2).join('/')
-  if (path !== '' && path.split('/').some((s) => s === '..' || s === '.' || s === ''))
+  // The path is sent as written, encoded; "%2e%2e" is refused as well, for a server that decodes twice.
+  if (path !== '' && path.split('/').some((s) => s === '' || /^(?:\.|%2e){1,2}$/i.test(s)))
     throw bad('a path with an empty, "." or ".." segment')
   return { type, repo: `${org}/${name}`, revision, path: path === '' ? null : path }
 }

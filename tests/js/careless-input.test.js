@@ -114,13 +114,48 @@ test('paths that are not regular files are refused at once: a FIFO, a directory'
   }
 })
 
-test('an index over maxIndexBytes (512 MiB by default) is refused by its size before it is read, from a path', async () => {
+test('an index over maxIndexBytes (64 MiB by default) is refused by its size before it is read, from a path', async () => {
   const path = join(dir, 'huge.safetensors.index.json')
   writeFileSync(path, '{"weight_map": {')
-  truncateSync(path, 512 * 2 ** 20 + 1)  // sparse: nothing is written, nothing is read
-  await fails(open(path), 'InvalidIndex', /536870913 bytes, more than an index may have here \(maxIndexBytes, 536870912\)/)
+  truncateSync(path, 64 * 2 ** 20 + 1)  // sparse: nothing is written, nothing is read
+  await fails(open(path), 'InvalidIndex', /67108865 bytes, more than an index may have here \(maxIndexBytes, 67108864\)/)
   truncateSync(path, 2000)
   await fails(open(path, { maxIndexBytes: 1000 }), 'InvalidIndex', /2000 bytes, more than an index may have here \(maxIndexBytes, 1000\)/)
+})
+
+/** A virtual index of `size` bytes: `{"weight_map": {"` then `byte` to the end. @param {number} size @param {number} byte */
+function virtualIndex(size, byte) {
+  const head = new TextEncoder().encode('{"weight_map": {"')
+  return { size, fill: (/** @type {Uint8Array} */ out, /** @type {number} */ offset) => {
+    out.fill(byte)
+    if (offset < head.length) out.set(head.subarray(offset, offset + out.length))
+  } }
+}
+
+test('an index one byte over the 64 MiB default, with its Content-Length: refused before its body is read', async () => {
+  server.addVirtual('/over/model.safetensors.index.json', virtualIndex(64 * 2 ** 20 + 1, 32))
+  server.resetStats()
+  await fails(open(server.url('/over/model.safetensors.index.json')), 'InvalidIndex',
+    /67108865 bytes or more, over the 67108864 an index may have here \(maxIndexBytes\)/)
+  // What the server wrote before the client cancelled: socket buffers' worth, not the index.
+  assert.ok(server.stats.bytes < 16 * 2 ** 20, `${server.stats.bytes} bytes of the body were sent`)
+})
+
+test('an endless index without a length, one name growing: refused at the default cap, in bounded memory', { timeout: 120_000 }, async () => {
+  // Its name is held whole until the cap: at the former 512 MiB this peaked at 1.6 GiB of RSS.
+  // A child process, so that its peak (maxRSS) is the client's alone.
+  server.addVirtual('/growing/model.safetensors.index.json', virtualIndex(2 ** 40, 97))
+  server.fault('/growing/model.safetensors.index.json', { gzipWhole: true })  // no Content-Length
+  const client = `import { open } from ${JSON.stringify(new URL('../../js/node.js', import.meta.url).href)}
+    const error = await open(process.argv[1]).then(() => null, (e) => e)
+    console.log(JSON.stringify({ code: error?.code, message: error?.message, maxRss: process.resourceUsage().maxRSS * 1024 }))`
+  const out = await new Promise((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', client,
+    server.url('/growing/model.safetensors.index.json')], { encoding: 'utf8', timeout: 110_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))))
+  const { code, message, maxRss } = JSON.parse(/** @type {string} */ (out))
+  assert.equal(code, 'InvalidIndex', message)
+  assert.match(message, /over 67108864 bytes, the most an index may have here/)
+  assert.ok(maxRss < 512 * 2 ** 20, `peak RSS ${Math.round(maxRss / 2 ** 20)} MiB, over the former limit`)
+  server.clearFaults()
 })
 
 test('an endless index body over HTTP: refused at the cap, and an abort ends it at once', async () => {

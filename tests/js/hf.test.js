@@ -389,3 +389,15 @@ test('bad hf addresses are InvalidArgument, before any request', async () => {
   await rejects(open('hf://org/repo', { endpoint: 'not a url' }), 'InvalidArgument')
   assert.equal(hub.stats.hub + hub.stats.cdn, 0)
 })
+
+test('hf:// addresses that would leave the repo\'s path (.. in org, repo, revision or path, encoded too) are InvalidArgument', async () => {
+  hub.addFile('org/repo', 'model.safetensors', await serialize({ t: { dtype: 'U8', shape: [1], data: new Uint8Array([1]) } }))
+  hub.resetStats()
+  for (const src of ['hf://../x', 'hf://../../org/repo', 'hf://org/..', 'hf://./x', 'hf://datasets/../x', 'hf://org/..repo',
+    'hf://org/repo/../../x', 'hf://org/repo@..', 'hf://org/repo@.', 'hf://org/repo@../../x', 'hf://org/repo@%2e%2e/model.safetensors',
+    'hf://org/repo@%2E%2E', 'hf://org/repo@refs%2F..%2F..%2Fx', 'hf://org/repo/%2e%2e/x.safetensors', 'hf://org/repo/a/.%2E/b']) {
+    const error = await rejects(open(src, { endpoint }), 'InvalidArgument')
+    assert.match(error.message, /is not a Hub address/, src)
+  }
+  assert.equal(hub.stats.hub + hub.stats.cdn, 0, 'no request left for another path')
+})

@@ -109,10 +109,10 @@ test('what open refuses with options.shards', async () => {
   await rejects(() => open('model.safetensors.index.json', { shards: bytes }), 'UnsupportedSource', /not its URL or path/)
   await rejects(() => open(index, { shards: /** @type {any} */ (42) }), 'InvalidArgument', /not an object, a Map or a function/)
   await rejects(() => open(new Blob(['{"weight_map": 1}']), { shards: bytes }), 'InvalidIndex', /^the index: "weight_map" is not an object/)
-  // Longer than maxIndexBytes (512 MiB by default): refused by its size before anything is read.
-  const huge = { byteLength: 513 * 1024 * 1024, read: () => assert.fail('read') }
+  // Longer than maxIndexBytes (64 MiB by default): refused by its size before anything is read.
+  const huge = { byteLength: 65 * 1024 * 1024, read: () => assert.fail('read') }
   await rejects(() => open(huge, { shards: bytes }), 'InvalidIndex',
-    /^the index is 537919488 bytes, more than an index may have here \(maxIndexBytes, 536870912\): is it a shard\?$/)
+    /^the index is 68157440 bytes, more than an index may have here \(maxIndexBytes, 67108864\): is it a shard\?$/)
   await rejects(() => open(index, { shards: bytes, maxIndexBytes: 100 }), 'InvalidIndex', /more than an index may have here \(maxIndexBytes, 100\)/)
   // A shard given as the index: refused at its first bytes, the rest never read.
   const shard = bytes['model-00001-of-00002.safetensors']
