@@ -158,7 +158,8 @@ export interface HttpOptions {
   mergeGap?: number
   /** Retries of a transient failure (network error, 408, 429, 5xx, a body cut short) per read. */
   retries?: number
-  /** First backoff in ms, doubled per retry (capped at 8 s, jittered); Retry-After wins. */
+  /** First backoff in ms, doubled per retry (capped at 8 s, jittered); a longer Retry-After
+   * (up to 60 s; longer is HttpError at once) wins, a shorter one or 0 does not shorten it. */
   retryDelay?: number
   /** A server that ignores Range on a file over wholeFileThreshold: read it anyway, each read
    * streaming from the start of the file (default false: RangeNotSupported). */

@@ -10,6 +10,7 @@
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
+import { checkConcurrency, checkNumber } from './options.js'
 import { elementCount } from './dtypes.js'
 import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
 import { countParameters, detect, detectPausing, quantConfig } from './quant/detect.js'
@@ -178,9 +179,7 @@ const INDEX_PIECE = 4 * 1024 * 1024
 
 /** @param {{ maxIndexBytes?: number }} options */
 function maxIndexBytes(options) {
-  const max = options.maxIndexBytes ?? MAX_INDEX_BYTES
-  if (!(max > 0)) throw new SafetensorsError('InvalidArgument', `maxIndexBytes must be a positive number, got ${max}`)
-  return max
+  return checkNumber('maxIndexBytes', options.maxIndexBytes, MAX_INDEX_BYTES, { min: 1 })
 }
 
 /**
@@ -264,8 +263,8 @@ export class ShardedFile {
     this.#index = index
     this.#openShard = openShard
     this.#settled = options.settled
-    this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
-    this.#headerConcurrency = Math.max(1, options.concurrency ?? headerConcurrency())
+    this.#concurrency = checkConcurrency(options.concurrency, CONCURRENCY)
+    this.#headerConcurrency = checkConcurrency(options.concurrency, headerConcurrency())
     this.#quantization = quantConfig(options.quantization)
   }
 
@@ -711,7 +710,7 @@ export class ShardedFile {
       if (group) group.push(name)
       else groups.set(i, [name])
     }
-    const c = Math.max(1, options.concurrency ?? this.#concurrency)
+    const c = checkConcurrency(options.concurrency, this.#concurrency)
     // The headers first: tensors that cannot be in the heap together are refused before a read.
     await pool([...groups.keys()], c, options.signal, (i, signal) => this.#file(i, signal))
     let bytes = 0

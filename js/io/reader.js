@@ -7,6 +7,7 @@
  */
 import { heapView } from '../core/index.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
+import { checkConcurrency, checkNumber } from '../options.js'
 import { pool } from './pool.js'
 
 /**
@@ -114,7 +115,8 @@ function shortRead(span, got) {
 export async function readTargets(core, source, targets, options = {}) {
   const { signal, onProgress } = options
   throwIfAborted(signal)
-  const mergeGap = source.readInto && !source.stream ? 0 : (options.mergeGap ?? source.defaultMergeGap ?? 0)
+  const gap = checkNumber('mergeGap', options.mergeGap, source.defaultMergeGap ?? 0)
+  const mergeGap = source.readInto && !source.stream ? 0 : gap
   const spans = planSpans(targets, mergeGap)
   const total = spans.reduce((sum, s) => sum + s.length, 0)
   let loaded = 0
@@ -123,7 +125,7 @@ export async function readTargets(core, source, targets, options = {}) {
     loaded += n
     onProgress?.({ loaded, total })
   }
-  const concurrency = options.concurrency ?? source.defaultConcurrency ?? 4
+  const concurrency = checkConcurrency(options.concurrency, source.defaultConcurrency ?? 4)
   await pool(spans, concurrency, signal, (span, spanSignal) =>
     readSpan(core, source, span, { ...options, signal: spanSignal }, progress))
 }
