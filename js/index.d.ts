@@ -43,6 +43,7 @@ export type ErrorCode =
   | 'SourceChanged'
   | 'ShortRead'
   | 'OutOfRange'
+  | 'InvalidSource'
   | 'Aborted'
   | 'Closed'
   | 'Disposed'

@@ -16,7 +16,7 @@ import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversi
 import { countParameters, detect, detectPausing, quantConfig } from './quant/detect.js'
 import { CACHE, CONCURRENCY, INITIAL_FETCH_SIZE, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
-import { sourceOf } from './io/sources.js'
+import { readExactly, sourceOf } from './io/sources.js'
 import { heapFree } from './core/index.js'
 import { IndexParser, loadIndexModule, parseIndexCore } from './core/index-map.js'
 import { loadCore as loadCoreOf } from './wasm.js'
@@ -165,7 +165,7 @@ export async function readIndex(source, where, options) {
   const pieces = async function* () {
     for (let at = 0; at < source.byteLength; at += INDEX_PIECE) {
       throwIfAborted(options.signal)
-      yield await source.read(at, Math.min(INDEX_PIECE, source.byteLength - at), { signal: options.signal })
+      yield await readExactly(source, at, Math.min(INDEX_PIECE, source.byteLength - at), { signal: options.signal })
     }
   }
   return parseIndexCore(pieces(), where, { maxBytes })
