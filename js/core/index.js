@@ -84,6 +84,21 @@ export function heapFree(core, ptr) {
 }
 
 /**
+ * The core's C++ containers (the stats' code table and histogram) cannot report a failed
+ * allocation: built without exceptions, a failed operator new aborts the whole module. Before a
+ * call that allocates inside the core, the heap shows it can hold `bytes`: a block of that size
+ * allocated (OutOfMemory when it cannot be) and freed at once leaves a free region from which
+ * the call's allocations, made synchronously right after, are served.
+ * @param {Core} core @param {number} bytes at least what the call allocates, with room for headers
+ */
+function reserveFor(core, bytes) {
+  heapFree(core, heapAlloc(core, bytes))
+}
+
+/** Headers, alignment and small objects around the allocations a reservation is counted for. */
+const RESERVE_SLACK = 64 * 1024
+
+/**
  * A view of heap bytes. Take it right before use: any allocation may grow the heap, which
  * detaches every earlier view (it then reads as length 0, never as wrong bytes).
  * @param {Core} core
@@ -388,6 +403,9 @@ function readStats(core, out, bins) {
  * piece again and finishHistogram(). The result is stats()'s for the whole tensor, bit for
  * bit. Owns a core object: dispose() frees it.
  */
+/** What StatsStream's start allocates in the core, at most. */
+const STATS_START_BYTES = (1 << 16) * 8 + 8192 + RESERVE_SLACK
+
 export class StatsStream {
   #core
   #handle
@@ -400,6 +418,8 @@ export class StatsStream {
   constructor(core, dtype, bins, elements = Infinity) {
     this.#core = core
     this.#bins = bins
+    // The object, its 8 KiB carry and a code table of 2^16 counts at most (src/stats.hpp).
+    reserveFor(core, STATS_START_BYTES)
     this.#handle = core.statsStreamNew()
     if (!core.statsStreamStart(this.#handle, dtypeIndex(dtype), bins, elements)) {
       this.dispose()
@@ -428,6 +448,8 @@ export class StatsStream {
     const S = LAYOUT.stats
     const out = heapAlloc(this.#core, (S.fields + this.#bins) * S.value)
     try {
+      // The histogram, grown by a slot (up to twice its capacity) and copied once.
+      reserveFor(this.#core, 4 * (this.#bins + 1) * 8 + RESERVE_SLACK)
       const complete = call(out)
       return { stats: readStats(this.#core, out, this.#bins), complete }
     } finally {
