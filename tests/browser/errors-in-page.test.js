@@ -104,3 +104,22 @@ test('an S3-style 403 on another origin: HttpError with its status and body', { 
   assert.equal(error.body, S3)
   assert.match(error.message, /HTTP 403 Forbidden: AccessDenied: Request has expired/)
 })
+
+test('a NaN option in a page (as Number() of a missing setting gives): InvalidArgument naming it, no request', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.newPage()
+  try {
+    await page.goto(app.url('/blank.html'))
+    data.resetStats()
+    const codes = await page.evaluate(async (src) => {
+      const { open } = await import('/js/index.js')
+      const codeOf = (/** @type {Promise<unknown>} */ p) => p.then(() => 'resolved', (e) => `${e.code}: ${e.message}`)
+      const f = await open(src)
+      return [await codeOf(open(src, { retries: Number(undefined) })), await codeOf(f.tensor('w', { concurrency: Number(undefined) }))]
+    }, data.url('/m/model.safetensors'))
+    assert.match(codes[0], /^InvalidArgument: retries must be an integer from 0 to 100, got NaN/)
+    assert.match(codes[1], /^InvalidArgument: concurrency must be an integer from 1 to 65536, got NaN/)
+    assert.equal(data.stats.requests, 1, 'only the first open\'s request')
+  } finally {
+    await page.close()
+  }
+})
