@@ -167,6 +167,7 @@ export function heapInUse(core) {
  * @returns {number | SafetensorsError}
  */
 export function readHeaderLength(core, prefix, fileLength) {
+  reserveFor(core, RESERVE_SLACK)  // the ParsedFile object
   const ptr = heapAlloc(core, 8)
   const parsed = core.parsedFileNew()
   try {
@@ -189,6 +190,9 @@ export function readHeaderLength(core, prefix, fileLength) {
  * @returns {HeaderTable}
  */
 export function parseHeader(core, ptr, headerLength, fileLength) {
+  // The parse's tree, names and tables peak at about 4.5 times the header's length (measured
+  // over long names, short names, many dimensions and metadata): twice that, reserved.
+  reserveFor(core, 8 * headerLength + 1024 * 1024)
   const parsed = core.parsedFileNew()
   try {
     if (!core.parsedFileParse(parsed, ptr, headerLength, fileLength)) throw fromCoreError(core.parsedFileError(parsed))
