@@ -135,7 +135,10 @@ export interface ReadOptions {
 
 /**
  * Options for URLs (ranged HTTP reading). Defaults: initialFetchSize 256 KiB, mergeGap 512 KiB,
- * concurrency 64, retries 3 (retryDelay 250 ms, doubling), wholeFileThreshold 8 MiB.
+ * concurrency 64, retries 3 (retryDelay 250 ms, doubling), wholeFileThreshold 8 MiB. Each is
+ * checked at open: integers (retryDelay: any finite number) with concurrency 1 to 65536, retries
+ * 0 to 100, retryDelay 0 to 60,000, initialFetchSize from 1, the others from 0; else
+ * InvalidArgument naming the option.
  */
 export interface HttpOptions {
   /** The fetch to use (default: globalThis.fetch): a proxy, a mock, an instrumented fetch. */

@@ -4,7 +4,7 @@
 // fill; a Retry-After that is not a wait does not remove the backoff.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { open, serialize } from '../../js/node.js'
+import { open, serialize, urlSource } from '../../js/node.js'
 import { fails } from './fails.js'
 import { startServer } from './http-server.js'
 
@@ -33,6 +33,7 @@ test('every numeric option of open is checked before a request', async () => {
       await fails(open(await file(), { [name]: value }), 'InvalidArgument', message)
     }
   }
+  await fails(urlSource(server.url('/o.safetensors'), { retries: NaN }), 'InvalidArgument', /^retries must be/)
   assert.equal(server.stats.requests, 0)
   // In range, they open.
   const f = await open(server.url('/o.safetensors'), { concurrency: 1, mergeGap: 0, retries: 0, retryDelay: 0.5, initialFetchSize: 1 })
