@@ -107,20 +107,36 @@ async function readSpan(core, source, span, options, progress) {
  * @param {AbortSignal | undefined} signal
  */
 async function readIntoTarget(core, source, t, signal) {
-  let asked = 0
+  /** @type {[number, number][]} the views handed out, [start, end) */
+  const views = []
   /** @param {number} at @param {number} n */
   const viewAt = (at, n) => {
     if (!Number.isSafeInteger(at) || !Number.isSafeInteger(n) || at < 0 || n < 0 || at + n > t.length)
       throw new SafetensorsError('InvalidSource', `readInto asked for a view of bytes ${at} to ${at + n} of a ` +
         `${t.length}-byte read at offset ${t.offset}`, { offset: t.offset })
-    asked += n
+    views.push([at, at + n])
     return heapView(core, t.ptr + at, n)
   }
   await /** @type {NonNullable<typeof source.readInto>} */ (source.readInto)(t.offset, t.length, viewAt, { signal })
   throwIfAborted(signal)
-  if (asked < t.length)
+  const covered = firstGap(views)
+  if (covered < t.length)
     throw new SafetensorsError('ShortRead', `asked for ${t.length} bytes at offset ${t.offset}, the source's readInto ` +
-      `wrote at most ${asked}`, { offset: t.offset + asked })
+      `wrote only the first ${covered} of them`, { offset: t.offset + covered })
+}
+
+/**
+ * Where the first byte no view covers is, from 0 (views asked for twice or out of order count
+ * once).
+ * @param {[number, number][]} views
+ */
+function firstGap(views) {
+  let end = 0
+  for (const [start, stop] of views.sort((a, b) => a[0] - b[0])) {
+    if (start > end) break
+    end = Math.max(end, stop)
+  }
+  return end
 }
 
 /** @param {Span} span @param {number} got */
