@@ -262,6 +262,9 @@ function readTables(core, at) {
 
 // ---- Slices ----
 
+/** The most reserved for a slice's plan (src/slice.cpp): 8 million ranges. */
+const MAX_PLAN_RESERVATION = 256 * 1024 * 1024
+
 /**
  * Plans a slice of one tensor of a parsed file (st::SlicePlanner): the slice's shape, the
  * absolute byte ranges [offset, length] that make it up, in output order, and their total.
@@ -276,6 +279,11 @@ function readTables(core, at) {
  */
 export function planSlice(core, name, dtype, shape, absoluteBegin, spec) {
   const S = LAYOUT.slice
+  // The plan has at most one range per row (the last dimension's elements), each 16 bytes in
+  // the planner and 16 in what JS reads. Capped: a tensor of millions of rows would otherwise
+  // need a reservation far beyond what any slice of it plans.
+  const rows = shape.slice(0, -1).reduce((/** @type {number} */ p, d) => p * Number(d), 1)
+  reserveFor(core, Math.min(32 * rows, MAX_PLAN_RESERVATION) + RESERVE_SLACK)
   const dims = heapAlloc(core, Math.max(shape.length, 1) * S.dim)
   const planner = core.slicePlannerNew()
   try {
@@ -326,7 +334,13 @@ export function planWrite(core, tensors, metadata) {
   const dtypesAt = metaLengthsAt + meta.length * W.metadataLength
   const namesAt = dtypesAt + n * W.dtype
   const metaAt = namesAt + sum(tensors.map((t) => t.name.length))
-  const block = heapAlloc(core, metaAt + sum(meta.map((b) => b.length)))
+  const metaBytes = sum(meta.map((b) => b.length))
+  // The header the planner builds: names and metadata as escaped JSON strings, each tensor's
+  // dtype, offsets and keys in under 100 bytes, each dimension in at most 21 digits; the
+  // planner's strings and tables peak at a few times that, and 8 times is reserved.
+  const text = sum(tensors.map((t) => jsonLength(t.name))) + sum(meta.map(jsonLength))
+  reserveFor(core, 8 * (text + 100 * n + 21 * dimCount) + RESERVE_SLACK)
+  const block = heapAlloc(core, metaAt + metaBytes)
   const planner = core.writePlannerNew()
   try {
     const dims = heapArray(core, BigUint64Array, block, dimCount)
@@ -351,6 +365,13 @@ export function planWrite(core, tensors, metadata) {
     core.writePlannerDelete(planner)
     heapFree(core, block)
   }
+}
+
+/** @param {Uint8Array} bytes UTF-8 @returns {number} its length as a JSON string's content, escaped */
+function jsonLength(bytes) {
+  let n = bytes.length
+  for (const b of bytes) if (b < 0x20) n += 5; else if (b === 0x22 || b === 0x5c) n += 1
+  return n
 }
 
 // ---- Values ----

@@ -72,3 +72,21 @@ test('opening a 2 MB header with 0 to 24 MB left in the heap: opened or OutOfMem
     await f.close()
   }])
 })
+
+test('a slice of 4096 ranges and a 5000-name serialize with 0 to 2 MB left: done or OutOfMemory, never an abort', async () => {
+  const rows = 4096
+  const data = Float32Array.from({ length: rows * 4 }, (_, i) => i)
+  const f = await open(await serialize({ a: { dtype: 'F32', shape: [rows, 4], data } }))
+  /** @type {Record<string, { dtype: 'U8', shape: number[], data: Uint8Array }>} */
+  const tensors = {}
+  for (let i = 0; i < 5000; i++) tensors[`tensor.name.${i}`] = { dtype: 'U8', shape: [1], data: new Uint8Array(1) }
+  await withRoom(2 << 20, (64 << 10) + 296, [
+    async () => {
+      const t = await f.slice('a', ':, 1')  // one 4-byte range per row
+      assert.equal(t.data[rows - 1], (rows - 1) * 4 + 1)
+      t.dispose()
+    },
+    async () => { for await (const chunk of f.chunks('a', { slice: ':, 2' })) assert.equal(chunk.data[0], 2) },
+    async () => assert.ok((await serialize(tensors)).length > 5000 * 8),
+  ])
+})
