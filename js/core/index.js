@@ -84,8 +84,9 @@ export function heapFree(core, ptr) {
 }
 
 /**
- * The core's C++ containers (the stats' code table and histogram) cannot report a failed
- * allocation: built without exceptions, a failed operator new aborts the whole module. Before a
+ * The core's C++ containers (a header's parse, slice and write plans, the stats' code table and
+ * histogram) cannot report a failed allocation: built without exceptions, a failed operator new
+ * aborts the whole module (docs/design.md, "The allocator guard at 4 GiB"). Before a
  * call that allocates inside the core, the heap shows it can hold `bytes`: a block of that size
  * allocated (OutOfMemory when it cannot be) and freed at once leaves a free region from which
  * the call's allocations, made synchronously right after, are served.
@@ -191,7 +192,7 @@ export function readHeaderLength(core, prefix, fileLength) {
  */
 export function parseHeader(core, ptr, headerLength, fileLength) {
   // The parse's tree, names and tables peak at about 4.5 times the header's length (measured
-  // over long names, short names, many dimensions and metadata): twice that, reserved.
+  // over long names, short names, many dimensions and metadata): 8 times is reserved.
   reserveFor(core, 8 * headerLength + 1024 * 1024)
   const parsed = core.parsedFileNew()
   try {
@@ -422,15 +423,15 @@ function readStats(core, out, bins) {
   }
 }
 
+/** What StatsStream's start allocates in the core, at most. */
+const STATS_START_BYTES = (1 << 16) * 8 + 8192 + RESERVE_SLACK
+
 /**
  * Statistics of a tensor handed over in pieces (st::StatsStream): add() each piece in order,
  * then finish(); when finish() says `complete: false` (dtypes over 16 bits), addHistogram() each
  * piece again and finishHistogram(). The result is stats()'s for the whole tensor, bit for
  * bit. Owns a core object: dispose() frees it.
  */
-/** What StatsStream's start allocates in the core, at most. */
-const STATS_START_BYTES = (1 << 16) * 8 + 8192 + RESERVE_SLACK
-
 export class StatsStream {
   #core
   #handle
