@@ -592,7 +592,7 @@ export declare class AwkwardArray {
   readonly fields: string[]
   /** Entry i (negative counts from the end). */
   at(i: number, options?: ReadOptions): Promise<unknown>
-  /** A lazy view of entries [start, stop), Array.prototype.slice rules. */
+  /** A lazy view of entries [start, stop), Array.prototype.slice rules (NaN or a string: InvalidArgument). */
   slice(start?: number, stop?: number): AwkwardArray
   /** Projects a field through lists, options and unions, as awkward's array[name]. */
   field(name: string): AwkwardArray

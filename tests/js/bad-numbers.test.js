@@ -4,7 +4,7 @@
 // fill; a Retry-After that is not a wait does not remove the backoff.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { open, serialize, urlSource } from '../../js/node.js'
+import { open, serialize, serializeAwkward, urlSource } from '../../js/node.js'
 import { fails } from './fails.js'
 import { startServer } from './http-server.js'
 
@@ -81,4 +81,12 @@ test('Retry-After: -5 or 0 keeps the backoff: no burst of requests', async () =>
     assert.ok(Date.now() - t0 >= 850, `${retryAfter}: 4 requests in ${Date.now() - t0} ms`)
     server.clearFaults()
   }
+})
+
+test('an awkward array\'s slice refuses NaN and strings rather than making an array of length NaN', async () => {
+  const a = await (await open(await serializeAwkward([1, 2, 3, 4]))).awkward()
+  await fails(() => a.slice(NaN), 'InvalidArgument', /^awkward: slice's start must be a number, got NaN/)
+  await fails(() => a.slice(0, /** @type {any} */ ('2')), 'InvalidArgument', /^awkward: slice's stop must be a number, got "2"/)
+  assert.deepEqual(await a.slice(1, Infinity).toList(), [2, 3, 4])
+  assert.deepEqual(await a.slice(-2).toList(), [3, 4])
 })
