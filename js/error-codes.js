@@ -39,6 +39,7 @@ export const ERROR_INFO = /* @__PURE__ */ deepFreeze({
   SourceChanged: { meaning: 'the file changed between two reads (ETag, length)', fix: 'open it again' },
   ShortRead: { meaning: 'fewer bytes arrived than were asked for', fix: 'the connection broke or the file shrank: try again' },
   OutOfRange: { meaning: 'a read outside the source\'s bytes', fix: 'a ByteSource whose byteLength is wrong' },
+  InvalidSource: { meaning: 'a ByteSource broke its contract (more bytes than asked, not a Uint8Array, a bad byteLength)', fix: 'read(offset, length) must give exactly `length` bytes as a Uint8Array' },
   Aborted: { meaning: 'the operation\'s signal was aborted', fix: '' },
   Closed: { meaning: 'the file was closed', fix: 'read before close()' },
   Disposed: { meaning: 'the tensor was disposed', fix: 'use it before dispose()' },

@@ -7,6 +7,7 @@ import { heapAlloc, heapFree, heapView, parseHeader, planSlice, readHeaderLength
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { readTargets } from './io/reader.js'
+import { checkPiece, readExactly } from './io/sources.js'
 import { TensorTable } from './table.js'
 import { Tensor } from './tensor.js'
 import { loadCore } from './wasm.js'
@@ -40,7 +41,7 @@ export async function openSource(source, options = {}) {
     throw new SafetensorsError('InvalidArgument', 'options.quantization is a quantization_config object or a whole config.json object')
   throwIfAborted(signal)
   const fileLength = source.byteLength
-  const prefix = await source.read(0, Math.min(8, fileLength), { signal })
+  const prefix = await readExactly(source, 0, Math.min(8, fileLength), { signal })
   const headerLength = readHeaderLength(core, prefix, fileLength)
   if (typeof headerLength !== 'number') throw await lengthError(source, headerLength, signal)
   const ptr = heapAlloc(core, headerLength)
@@ -62,14 +63,14 @@ export async function openSource(source, options = {}) {
       let got = 0
       if (source.stream) {
         for await (const piece of source.stream(8, headerLength, { signal })) {
-          const n = Math.min(piece.length, headerLength - got)
-          if (n > 0) heapView(core, ptr + got, n).set(piece.subarray(0, n))
+          checkPiece(piece, 8 + got, headerLength - got)
+          heapView(core, ptr + got, piece.length).set(piece)
           got += piece.length
         }
       } else {
-        const header = await source.read(8, headerLength, { signal })
+        const header = await readExactly(source, 8, headerLength, { signal })
         got = header.length
-        if (got === headerLength) heapView(core, ptr, got).set(header)
+        heapView(core, ptr, got).set(header)
       }
       throwIfAborted(signal)
       if (got !== headerLength)

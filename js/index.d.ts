@@ -43,6 +43,7 @@ export type ErrorCode =
   | 'SourceChanged'
   | 'ShortRead'
   | 'OutOfRange'
+  | 'InvalidSource'
   | 'Aborted'
   | 'Closed'
   | 'Disposed'
@@ -135,7 +136,10 @@ export interface ReadOptions {
 
 /**
  * Options for URLs (ranged HTTP reading). Defaults: initialFetchSize 256 KiB, mergeGap 512 KiB,
- * concurrency 64, retries 3 (retryDelay 250 ms, doubling), idleTimeout 30 s, wholeFileThreshold 8 MiB.
+ * concurrency 64, retries 3 (retryDelay 250 ms, doubling), idleTimeout 30 s, wholeFileThreshold
+ * 8 MiB. Each is checked at open: integers (retryDelay: any finite number; idleTimeout: any
+ * number over 0, Infinity for none) with concurrency 1 to 65536, retries 0 to 100, retryDelay 0
+ * to 60,000, initialFetchSize from 1, the others from 0; else InvalidArgument naming the option.
  */
 export interface HttpOptions {
   /** The fetch to use (default: globalThis.fetch): a proxy, a mock, an instrumented fetch. */
@@ -159,7 +163,8 @@ export interface HttpOptions {
   mergeGap?: number
   /** Retries of a transient failure (network error, 408, 429, 5xx, a body cut short) per read. */
   retries?: number
-  /** First backoff in ms, doubled per retry (capped at 8 s, jittered); Retry-After wins. */
+  /** First backoff in ms, doubled per retry (capped at 8 s, jittered); a longer Retry-After
+   * (up to 60 s; longer is HttpError at once) wins, a shorter one or 0 does not shorten it. */
   retryDelay?: number
   /** A request that gets no byte for this many ms (no headers, or a body that stalls) fails as a
    * transient failure and is retried: NetworkError, or ShortRead mid-body, when the retries run
@@ -599,7 +604,7 @@ export declare class AwkwardArray {
   readonly fields: string[]
   /** Entry i (negative counts from the end). */
   at(i: number, options?: ReadOptions): Promise<unknown>
-  /** A lazy view of entries [start, stop), Array.prototype.slice rules. */
+  /** A lazy view of entries [start, stop), Array.prototype.slice rules (NaN or a string: InvalidArgument). */
   slice(start?: number, stop?: number): AwkwardArray
   /** Projects a field through lists, options and unions, as awkward's array[name]. */
   field(name: string): AwkwardArray

@@ -8,6 +8,7 @@ import { SafetensorsError } from './errors.js'
 import { SafetensorsFile, openSource } from './file.js'
 import { CACHE, httpUrl, resolveUrl } from './io/http.js'
 import { sourceOf } from './io/sources.js'
+import { checkOpenOptions } from './options.js'
 
 /**
  * @typedef {import('./io/sources.js').ByteSource} ByteSource
@@ -45,6 +46,8 @@ import { sourceOf } from './io/sources.js'
  * @returns {Promise<any>} a SafetensorsFile or a ShardedFile
  */
 export function route(src, options, platform, kind) {
+  // A rejection, as every other failure of open is, and before anything is requested.
+  try { checkOpenOptions(options) } catch (error) { return Promise.reject(error) }
   // The cache's code loads only when it is asked for (a chunk of its own in a bundle).
   if (options.cache !== undefined && options.cache !== false && !(CACHE in options)) {
     return import('./io/cache.js').then((m) => {

@@ -10,12 +10,13 @@
 import { ASYNC_DISPOSE } from './dispose.js'
 import { SafetensorsError, throwIfAborted } from './errors.js'
 import { pool } from './io/pool.js'
+import { checkConcurrency, checkNumber } from './options.js'
 import { elementCount } from './dtypes.js'
 import { PARTS, READ_RANGES, copyEntry, openSource, quantizedEntry, refuseOversize } from './file.js'
 import { countParameters, detect, detectPausing, quantConfig } from './quant/detect.js'
 import { CACHE, CONCURRENCY, INITIAL_FETCH_SIZE, fetchBytes, urlSource } from './io/http.js'
 import { openAny } from './open.js'
-import { sourceOf } from './io/sources.js'
+import { readExactly, sourceOf } from './io/sources.js'
 import { heapFree } from './core/index.js'
 import { IndexParser, loadIndexModule, parseIndexCore } from './core/index-map.js'
 import { loadCore as loadCoreOf } from './wasm.js'
@@ -166,7 +167,7 @@ export async function readIndex(source, where, options) {
   const pieces = async function* () {
     for (let at = 0; at < source.byteLength; at += INDEX_PIECE) {
       throwIfAborted(options.signal)
-      yield await source.read(at, Math.min(INDEX_PIECE, source.byteLength - at), { signal: options.signal })
+      yield await readExactly(source, at, Math.min(INDEX_PIECE, source.byteLength - at), { signal: options.signal })
     }
   }
   return parseIndexCore(pieces(), where, { maxBytes })
@@ -180,9 +181,7 @@ const INDEX_PIECE = 4 * 1024 * 1024
 
 /** @param {{ maxIndexBytes?: number }} options */
 function maxIndexBytes(options) {
-  const max = options.maxIndexBytes ?? MAX_INDEX_BYTES
-  if (!(max > 0)) throw new SafetensorsError('InvalidArgument', `maxIndexBytes must be a positive number, got ${max}`)
-  return max
+  return checkNumber('maxIndexBytes', options.maxIndexBytes, MAX_INDEX_BYTES, { min: 1 })
 }
 
 /**
@@ -266,8 +265,8 @@ export class ShardedFile {
     this.#index = index
     this.#openShard = openShard
     this.#settled = options.settled
-    this.#concurrency = Math.max(1, options.concurrency ?? CONCURRENCY)
-    this.#headerConcurrency = Math.max(1, options.concurrency ?? headerConcurrency())
+    this.#concurrency = checkConcurrency(options.concurrency, CONCURRENCY)
+    this.#headerConcurrency = checkConcurrency(options.concurrency, headerConcurrency())
     this.#quantization = quantConfig(options.quantization)
   }
 
@@ -713,7 +712,7 @@ export class ShardedFile {
       if (group) group.push(name)
       else groups.set(i, [name])
     }
-    const c = Math.max(1, options.concurrency ?? this.#concurrency)
+    const c = checkConcurrency(options.concurrency, this.#concurrency)
     // The headers first: tensors that cannot be in the heap together are refused before a read.
     await pool([...groups.keys()], c, options.signal, (i, signal) => this.#file(i, signal))
     let bytes = 0

@@ -111,16 +111,21 @@ export class AwkwardArray {
 
   /**
    * Entries [start, stop) as a lazy view, with Array.prototype.slice's rules (negative values
-   * count from the end, out-of-range values are clamped). Reads nothing.
+   * count from the end, out-of-range values are clamped), except that NaN and non-numbers are
+   * InvalidArgument. Reads nothing.
    * @param {number} [start] @param {number} [stop]
    */
   slice(start = 0, stop = this.length) {
-    const clamp = (/** @type {number} */ v) => {
+    /** @param {number} v @param {string} name */
+    const clamp = (v, name) => {
+      // Array's slice would take NaN (Number() of a missing setting) for 0 and '2' for 2.
+      if (typeof v !== 'number' || Number.isNaN(v))
+        throw new SafetensorsError('InvalidArgument', `awkward: slice's ${name} must be a number, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`)
       const t = Math.trunc(v)
       return t < 0 ? Math.max(0, this.length + t) : Math.min(this.length, t)
     }
-    const a = clamp(start)
-    const b = Math.max(a, clamp(stop))
+    const a = clamp(start, 'start')
+    const b = Math.max(a, clamp(stop, 'stop'))
     return new AwkwardArray(this.#context, this.#node, this.#start + a, this.#start + b, this.#projection)
   }
 

@@ -84,6 +84,22 @@ export function heapFree(core, ptr) {
 }
 
 /**
+ * The core's C++ containers (a header's parse, slice and write plans, the stats' code table and
+ * histogram) cannot report a failed allocation: built without exceptions, a failed operator new
+ * aborts the whole module (docs/design.md, "The allocator guard at 4 GiB"). Before a
+ * call that allocates inside the core, the heap shows it can hold `bytes`: a block of that size
+ * allocated (OutOfMemory when it cannot be) and freed at once leaves a free region from which
+ * the call's allocations, made synchronously right after, are served.
+ * @param {Core} core @param {number} bytes at least what the call allocates, with room for headers
+ */
+function reserveFor(core, bytes) {
+  heapFree(core, heapAlloc(core, bytes))
+}
+
+/** Headers, alignment and small objects around the allocations a reservation is counted for. */
+const RESERVE_SLACK = 64 * 1024
+
+/**
  * A view of heap bytes. Take it right before use: any allocation may grow the heap, which
  * detaches every earlier view (it then reads as length 0, never as wrong bytes).
  * @param {Core} core
@@ -152,6 +168,7 @@ export function heapInUse(core) {
  * @returns {number | SafetensorsError}
  */
 export function readHeaderLength(core, prefix, fileLength) {
+  reserveFor(core, RESERVE_SLACK)  // the ParsedFile object
   const ptr = heapAlloc(core, 8)
   const parsed = core.parsedFileNew()
   try {
@@ -174,6 +191,9 @@ export function readHeaderLength(core, prefix, fileLength) {
  * @returns {HeaderTable}
  */
 export function parseHeader(core, ptr, headerLength, fileLength) {
+  // The parse's tree, names and tables peak at about 4.5 times the header's length (measured
+  // over long names, short names, many dimensions and metadata): 8 times is reserved.
+  reserveFor(core, 8 * headerLength + 1024 * 1024)
   const parsed = core.parsedFileNew()
   try {
     if (!core.parsedFileParse(parsed, ptr, headerLength, fileLength)) throw fromCoreError(core.parsedFileError(parsed))
@@ -243,6 +263,9 @@ function readTables(core, at) {
 
 // ---- Slices ----
 
+/** The most reserved for a slice's plan (src/slice.cpp): 8 million ranges. */
+const MAX_PLAN_RESERVATION = 256 * 1024 * 1024
+
 /**
  * Plans a slice of one tensor of a parsed file (st::SlicePlanner): the slice's shape, the
  * absolute byte ranges [offset, length] that make it up, in output order, and their total.
@@ -257,6 +280,11 @@ function readTables(core, at) {
  */
 export function planSlice(core, name, dtype, shape, absoluteBegin, spec) {
   const S = LAYOUT.slice
+  // The plan has at most one range per row (the last dimension's elements), each 16 bytes in
+  // the planner and 16 in what JS reads. Capped: a tensor of millions of rows would otherwise
+  // need a reservation far beyond what any slice of it plans.
+  const rows = shape.slice(0, -1).reduce((/** @type {number} */ p, d) => p * Number(d), 1)
+  reserveFor(core, Math.min(32 * rows, MAX_PLAN_RESERVATION) + RESERVE_SLACK)
   const dims = heapAlloc(core, Math.max(shape.length, 1) * S.dim)
   const planner = core.slicePlannerNew()
   try {
@@ -307,7 +335,13 @@ export function planWrite(core, tensors, metadata) {
   const dtypesAt = metaLengthsAt + meta.length * W.metadataLength
   const namesAt = dtypesAt + n * W.dtype
   const metaAt = namesAt + sum(tensors.map((t) => t.name.length))
-  const block = heapAlloc(core, metaAt + sum(meta.map((b) => b.length)))
+  const metaBytes = sum(meta.map((b) => b.length))
+  // The header the planner builds: names and metadata as escaped JSON strings, each tensor's
+  // dtype, offsets and keys in under 100 bytes, each dimension in at most 21 digits; the
+  // planner's strings and tables peak at a few times that, and 8 times is reserved.
+  const text = sum(tensors.map((t) => jsonLength(t.name))) + sum(meta.map(jsonLength))
+  reserveFor(core, 8 * (text + 100 * n + 21 * dimCount) + RESERVE_SLACK)
+  const block = heapAlloc(core, metaAt + metaBytes)
   const planner = core.writePlannerNew()
   try {
     const dims = heapArray(core, BigUint64Array, block, dimCount)
@@ -332,6 +366,13 @@ export function planWrite(core, tensors, metadata) {
     core.writePlannerDelete(planner)
     heapFree(core, block)
   }
+}
+
+/** @param {Uint8Array} bytes UTF-8 @returns {number} its length as a JSON string's content, escaped */
+function jsonLength(bytes) {
+  let n = bytes.length
+  for (const b of bytes) if (b < 0x20) n += 5; else if (b === 0x22 || b === 0x5c) n += 1
+  return n
 }
 
 // ---- Values ----
@@ -382,6 +423,9 @@ function readStats(core, out, bins) {
   }
 }
 
+/** What StatsStream's start allocates in the core, at most. */
+const STATS_START_BYTES = (1 << 16) * 8 + 8192 + RESERVE_SLACK
+
 /**
  * Statistics of a tensor handed over in pieces (st::StatsStream): add() each piece in order,
  * then finish(); when finish() says `complete: false` (dtypes over 16 bits), addHistogram() each
@@ -400,6 +444,8 @@ export class StatsStream {
   constructor(core, dtype, bins, elements = Infinity) {
     this.#core = core
     this.#bins = bins
+    // The object, its 8 KiB carry and a code table of 2^16 counts at most (src/stats.hpp).
+    reserveFor(core, STATS_START_BYTES)
     this.#handle = core.statsStreamNew()
     if (!core.statsStreamStart(this.#handle, dtypeIndex(dtype), bins, elements)) {
       this.dispose()
@@ -428,6 +474,8 @@ export class StatsStream {
     const S = LAYOUT.stats
     const out = heapAlloc(this.#core, (S.fields + this.#bins) * S.value)
     try {
+      // The histogram, grown by a slot (up to twice its capacity) and copied once.
+      reserveFor(this.#core, 4 * (this.#bins + 1) * 8 + RESERVE_SLACK)
       const complete = call(out)
       return { stats: readStats(this.#core, out, this.#bins), complete }
     } finally {

@@ -157,11 +157,15 @@ async function readText(response, limit) {
   return new TextDecoder().decode(all)
 }
 
-/** @param {string | null} value @returns {number | null} milliseconds */
+/**
+ * Seconds, or an HTTP date (which names its month: Date.parse alone takes "-5" for a date in
+ * 2001); anything else (a negative, a fraction, junk) is no Retry-After at all.
+ * @param {string | null} value @returns {number | null} milliseconds
+ */
 function parseRetryAfter(value) {
   if (value === null) return null
   if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000
-  const date = Date.parse(value)
+  const date = /[a-z]{3}/i.test(value) ? Date.parse(value) : NaN
   return Number.isNaN(date) ? null : Math.max(0, date - Date.now())
 }
 

@@ -31,6 +31,7 @@ import {
 } from './http-answers.js'
 import { Prefix, concat } from './prefix.js'
 import { checkRange } from './sources.js'
+import { checkIdleTimeout, checkOpenOptions } from '../options.js'
 
 /** P. Real headers: LLM shards 10-100 KB, SD 1.5 and Whisper ~120 KB, Flux ~80 KB; SDXL single
  * files (~280 KB) take the follow-up. 256 KiB costs ~20 ms at 100 Mbit/s, under one round trip;
@@ -105,9 +106,9 @@ export async function resolveUrl(src, options) {
 /** Performs the first request and returns a source whose byteLength is known.
  * @param {string | URL} url @param {HttpOptions} [options] @returns {Promise<UrlSource>} */
 export async function urlSource(url, options = {}) {
+  checkOpenOptions(options)
   const state = makeState(String(url), options)
   const size = Math.max(8, options.initialFetchSize ?? INITIAL_FETCH_SIZE)
-  if (!Number.isSafeInteger(size)) throw new SafetensorsError('InvalidArgument', `initialFetchSize ${size} is not an integer`)
   const threshold = options.wholeFileThreshold ?? WHOLE_FILE_THRESHOLD
   const cache = cacheOf(options)
   let kept = await cache?.lookup('header', state.href) ?? null
@@ -237,9 +238,7 @@ function makeState(href, options) {
   const fetchFn = options.fetch ?? globalThis.fetch
   if (typeof fetchFn !== 'function')
     throw new SafetensorsError('UnsupportedSource', `cannot open ${href}: no fetch on this platform; pass options.fetch`)
-  const idleTimeout = options.idleTimeout ?? IDLE_TIMEOUT
-  if (typeof idleTimeout !== 'number' || !(idleTimeout > 0))
-    throw new SafetensorsError('InvalidArgument', `idleTimeout must be a number of ms over 0 (Infinity: none), not ${String(idleTimeout)}`)
+  const idleTimeout = checkIdleTimeout(options.idleTimeout, IDLE_TIMEOUT)
   const onWarning = options.onWarning ?? ((/** @type {string} */ message) => console.warn(message))
   if (typeof onWarning !== 'function') throw new SafetensorsError('InvalidArgument', 'onWarning must be a function')
   const init = options.requestInit ?? {}
@@ -423,7 +422,9 @@ async function pause(state, error, failures, signal, what, midBody) {
   }
   if (failures >= state.retries) throw transient.error
   const backoff = Math.min(MAX_BACKOFF, state.retryDelay * 2 ** failures) * (0.5 + Math.random() / 2)
-  await sleep(transient.retryAfter ?? backoff, signal)
+  // A Retry-After lengthens the wait, never shortens it: "0" or a date past must not turn the
+  // retries into a burst of requests.
+  await sleep(Math.max(backoff, transient.retryAfter ?? 0), signal)
 }
 
 /** @param {number} ms @param {AbortSignal | undefined} signal */

@@ -4,6 +4,7 @@
  * knows nothing is still writing into it.
  */
 import { abortError, throwIfAborted } from '../errors.js'
+import { checkConcurrency } from '../options.js'
 
 /**
  * Runs `task` over `items`, `limit` at a time; the results in the order of `items`. The one
@@ -16,6 +17,8 @@ import { abortError, throwIfAborted } from '../errors.js'
  * @returns {Promise<R[]>}
  */
 export async function pool(items, limit, signal, task) {
+  // A limit of NaN would start no worker and resolve with nothing done.
+  checkConcurrency(limit, 1)
   throwIfAborted(signal)
   const controller = new AbortController()
   const onAbort = () => controller.abort(signal?.reason)
@@ -46,7 +49,7 @@ export async function pool(items, limit, signal, task) {
     }
   }
   try {
-    await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker))
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   } finally {
     signal?.removeEventListener('abort', onAbort)
   }
@@ -63,6 +66,7 @@ export async function pool(items, limit, signal, task) {
  * @returns {<T>(run: () => Promise<T>) => Promise<T>}
  */
 export function limiter(limit) {
+  checkConcurrency(limit, 1)
   let active = 0
   /** @type {(() => void)[]} */
   const waiting = []

@@ -7,7 +7,9 @@
  */
 import { heapView } from '../core/index.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
+import { checkConcurrency, checkNumber } from '../options.js'
 import { pool } from './pool.js'
+import { checkPiece, readExactly } from './sources.js'
 
 /**
  * @typedef {{ offset: number, length: number, ptr: number }} Target
@@ -70,31 +72,71 @@ function scatter(core, targets, chunkOffset, chunk) {
  */
 async function readSpan(core, source, span, options, progress) {
   const { signal } = options
+  const end = span.offset + span.length
   if (source.stream) {
     let position = span.offset
     for await (const chunk of source.stream(span.offset, span.length, { signal })) {
       throwIfAborted(signal)
-      scatter(core, span.targets, position, chunk)
+      scatter(core, span.targets, position, checkPiece(chunk, position, end - position))
       position += chunk.length
       progress(chunk.length)
     }
-    if (position !== span.offset + span.length) throw shortRead(span, position - span.offset)
+    if (position !== end) throw shortRead(span, position - span.offset)
     return
   }
   // A source that reads into views (a Node file) reads straight into each target's heap bytes,
   // unless the span is small enough that one read into a buffer beats many little ones.
   if (source.readInto && (span.targets.length === 1 || span.length > DIRECT_READ_SPAN)) {
     for (const t of span.targets) {
-      await source.readInto(t.offset, t.length, (at, n) => heapView(core, t.ptr + at, n), { signal })
+      await readIntoTarget(core, source, t, signal)
       progress(t.length)
     }
     return
   }
-  const bytes = await source.read(span.offset, span.length, { signal })
+  const bytes = await readExactly(source, span.offset, span.length, { signal })
   throwIfAborted(signal)
-  if (bytes.length !== span.length) throw shortRead(span, bytes.length)
   scatter(core, span.targets, span.offset, bytes)
   progress(span.length)
+}
+
+/**
+ * source.readInto for one target, held to its contract: views only inside the target (a view
+ * elsewhere would write over other heap bytes), and every byte of it asked for: a read that
+ * left bytes unwritten would hand out what the heap held before (another file's bytes).
+ * @param {any} core @param {import('./sources.js').ByteSource} source @param {Target} t
+ * @param {AbortSignal | undefined} signal
+ */
+async function readIntoTarget(core, source, t, signal) {
+  /** @type {[number, number][]} the views handed out, [start, end) */
+  const views = []
+  /** @param {number} at @param {number} n */
+  const viewAt = (at, n) => {
+    if (!Number.isSafeInteger(at) || !Number.isSafeInteger(n) || at < 0 || n < 0 || at + n > t.length)
+      throw new SafetensorsError('InvalidSource', `readInto asked for a view of bytes ${at} to ${at + n} of a ` +
+        `${t.length}-byte read at offset ${t.offset}`, { offset: t.offset })
+    views.push([at, at + n])
+    return heapView(core, t.ptr + at, n)
+  }
+  await /** @type {NonNullable<typeof source.readInto>} */ (source.readInto)(t.offset, t.length, viewAt, { signal })
+  throwIfAborted(signal)
+  const covered = firstGap(views)
+  if (covered < t.length)
+    throw new SafetensorsError('ShortRead', `asked for ${t.length} bytes at offset ${t.offset}, the source's readInto ` +
+      `wrote only the first ${covered} of them`, { offset: t.offset + covered })
+}
+
+/**
+ * Where the first byte no view covers is, from 0 (views asked for twice or out of order count
+ * once).
+ * @param {[number, number][]} views
+ */
+function firstGap(views) {
+  let end = 0
+  for (const [start, stop] of views.sort((a, b) => a[0] - b[0])) {
+    if (start > end) break
+    end = Math.max(end, stop)
+  }
+  return end
 }
 
 /** @param {Span} span @param {number} got */
@@ -114,7 +156,8 @@ function shortRead(span, got) {
 export async function readTargets(core, source, targets, options = {}) {
   const { signal, onProgress } = options
   throwIfAborted(signal)
-  const mergeGap = source.readInto && !source.stream ? 0 : (options.mergeGap ?? source.defaultMergeGap ?? 0)
+  const gap = checkNumber('mergeGap', options.mergeGap, source.defaultMergeGap ?? 0)
+  const mergeGap = source.readInto && !source.stream ? 0 : gap
   const spans = planSpans(targets, mergeGap)
   const total = spans.reduce((sum, s) => sum + s.length, 0)
   let loaded = 0
@@ -123,7 +166,14 @@ export async function readTargets(core, source, targets, options = {}) {
     loaded += n
     onProgress?.({ loaded, total })
   }
-  const concurrency = options.concurrency ?? source.defaultConcurrency ?? 4
-  await pool(spans, concurrency, signal, (span, spanSignal) =>
-    readSpan(core, source, span, { ...options, signal: spanSignal }, progress))
+  const concurrency = checkConcurrency(options.concurrency, source.defaultConcurrency ?? 4)
+  // Each span checks its bytes; counting the spans read makes sure none was skipped, so the
+  // caller never hands out heap bytes nothing wrote (which hold whatever was freed there).
+  let read = 0
+  await pool(spans, concurrency, signal, async (span, spanSignal) => {
+    await readSpan(core, source, span, { ...options, signal: spanSignal }, progress)
+    read++
+  })
+  if (read !== spans.length)
+    throw new SafetensorsError('ShortRead', `${spans.length - read} of ${spans.length} byte ranges were not read`)
 }

@@ -40,6 +40,43 @@ export function checkRange(offset, length, byteLength) {
 }
 
 /**
+ * A piece a source gave for bytes from `offset`, held to the contract before it goes near the
+ * heap: a Uint8Array of at most `room` bytes. A user's ByteSource that gives more would write
+ * past a heap block (another tensor's bytes, or a trap at the heap's end).
+ * @param {unknown} piece @param {number} offset @param {number} room
+ * @returns {Uint8Array}
+ */
+export function checkPiece(piece, offset, room) {
+  if (!(piece instanceof Uint8Array))
+    throw new SafetensorsError('InvalidSource', `the source gave ${describeValue(piece)} for bytes at offset ` +
+      `${offset}, not a Uint8Array: read() and stream() must give Uint8Arrays`, { offset })
+  if (piece.length > room)
+    throw new SafetensorsError('InvalidSource', `the source gave ${piece.length} bytes at offset ${offset} where ` +
+      `${room} were asked for: read(offset, length) must give exactly length bytes`, { offset })
+  return piece
+}
+
+/**
+ * `source.read(offset, length)`, held to its contract: exactly `length` bytes (fewer is
+ * ShortRead; more, or not a Uint8Array, InvalidSource).
+ * @param {ByteSource} source @param {number} offset @param {number} length @param {SignalOption} [options]
+ * @returns {Promise<Uint8Array>}
+ */
+export async function readExactly(source, offset, length, options) {
+  const bytes = checkPiece(await source.read(offset, length, options), offset, length)
+  if (bytes.length < length)
+    throw new SafetensorsError('ShortRead', `asked for ${length} bytes at offset ${offset}, the source gave ` +
+      `${bytes.length}`, { offset: offset + bytes.length })
+  return bytes
+}
+
+/** @param {unknown} value */
+function describeValue(value) {
+  if (value === null || typeof value !== 'object') return String(value)
+  return `a ${value.constructor?.name ?? 'object'}`
+}
+
+/**
  * Bytes already in memory. Reads are views: no copy until the heap copy.
  * @param {ArrayBuffer | ArrayBufferView} bytes
  * @returns {ByteSource}
@@ -113,7 +150,11 @@ export function blobSource(blob) {
 export function sourceOf(src) {
   if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return bytesSource(src)
   if (typeof Blob !== 'undefined' && src instanceof Blob) return blobSource(src)
-  return isByteSource(src) ? src : null
+  if (!isByteSource(src)) return null
+  if (!Number.isSafeInteger(src.byteLength) || src.byteLength < 0)
+    throw new SafetensorsError('InvalidSource', `a ByteSource's byteLength must be an integer from 0 to 2^53 - 1, ` +
+      `got ${src.byteLength}`)
+  return src
 }
 
 /**

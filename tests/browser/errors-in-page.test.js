@@ -1,7 +1,8 @@
 // What a page sees when a read fails, with the browser entry and default options: a server on
 // another origin that sends no CORS headers (the browser says only "Failed to fetch"; the error
 // must say CORS is the likely cause and which headers to send), a page served in place of the
-// file (NotSafetensors), and an S3-style 403 (HttpError with its status and body).
+// file (NotSafetensors), an S3-style 403 (HttpError with its status and body), a NaN option
+// and a ByteSource that gives more bytes than asked.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
@@ -103,4 +104,39 @@ test('an S3-style 403 on another origin: HttpError with its status and body', { 
   assert.equal(error.status, 403)
   assert.equal(error.body, S3)
   assert.match(error.message, /HTTP 403 Forbidden: AccessDenied: Request has expired/)
+})
+
+test('a NaN option in a page (as Number() of a missing setting gives): InvalidArgument naming it, no request', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.newPage()
+  try {
+    await page.goto(app.url('/blank.html'))
+    data.resetStats()
+    const codes = await page.evaluate(async (src) => {
+      const { open } = await import('/js/index.js')
+      const codeOf = (/** @type {Promise<unknown>} */ p) => p.then(() => 'resolved', (e) => `${e.code}: ${e.message}`)
+      const f = await open(src)
+      return [await codeOf(open(src, { retries: Number(undefined) })), await codeOf(f.tensor('w', { concurrency: Number(undefined) }))]
+    }, data.url('/m/model.safetensors'))
+    assert.match(codes[0], /^InvalidArgument: retries must be an integer from 0 to 100, got NaN/)
+    assert.match(codes[1], /^InvalidArgument: concurrency must be an integer from 1 to 65536, got NaN/)
+    assert.equal(data.stats.requests, 1, 'only the first open\'s request')
+  } finally {
+    await page.close()
+  }
+})
+
+test('a ByteSource in a page that gives more bytes than asked: InvalidSource, not a write past a heap block', { skip, timeout: 60_000 }, async () => {
+  const page = await browser.newPage()
+  try {
+    await page.goto(app.url('/blank.html'))
+    const said = await page.evaluate(async () => {
+      const { open, serialize } = await import('/js/index.js')
+      const bytes = await serialize({ w: { dtype: 'F32', shape: [2], data: new Float32Array([1, 2]) } })
+      const source = { byteLength: bytes.length, read: async (/** @type {number} */ offset, /** @type {number} */ length) => bytes.slice(offset, offset + length + 8) }
+      return open(source).then(() => 'opened', (e) => `${e.code}: ${e.message}`)
+    })
+    assert.match(said, /^InvalidSource: the source gave 16 bytes at offset 0 where 8 were asked for/)
+  } finally {
+    await page.close()
+  }
 })

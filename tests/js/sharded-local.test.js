@@ -117,7 +117,16 @@ test('what open refuses with options.shards', async () => {
   // A shard given as the index: refused at its first bytes, the rest never read.
   const shard = bytes['model-00001-of-00002.safetensors']
   let reads = 0
-  const source = { byteLength: 64 << 20, read: async (/** @type {number} */ at, /** @type {number} */ n) => { reads++; return at === 0 ? shard.subarray(0, n) : new Uint8Array(n) } }
+  // (The shard's bytes, then zeros: a ByteSource gives exactly the bytes asked for.)
+  const source = {
+    byteLength: 64 << 20,
+    read: async (/** @type {number} */ at, /** @type {number} */ n) => {
+      reads++
+      const out = new Uint8Array(n)
+      if (at === 0) out.set(shard.subarray(0, n))
+      return out
+    },
+  }
   await rejects(() => open(source, { shards: bytes }), 'InvalidIndex', /shard/)
   assert.equal(reads, 1, 'one piece read')
   // A shard that is not a safetensors file fails when used, with its own error.

@@ -159,6 +159,7 @@ export function advice(code: ErrorCode): string {
     case 'UnsupportedDtype':
     case 'NonFinite':
     case 'OutOfRange':
+    case 'InvalidSource':
       return 'a wrong request'
     case 'UnsupportedSource':
     case 'NotFound':

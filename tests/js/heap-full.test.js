@@ -1,0 +1,92 @@
+// The core on a full heap (issue 35, item 7): stats and the header's parse allocate inside C++,
+// where a failed allocation used to abort the whole module (Emscripten's abort(), a
+// RuntimeError, every later call on a broken heap). Each call is OutOfMemory or a right answer,
+// whatever room is left, and leaves no memory behind. The heap is filled to its 4 GiB edge:
+// this file runs in a process of its own.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { SafetensorsError, open, serialize } from '../../js/node.js'
+import { loadCore } from '../../js/wasm.js'
+
+/**
+ * Fills the heap but for one block of `most` bytes, then for each amount of room from 0 to
+ * `most` by `step` leaves that much free and runs `calls`, each to succeed or fail with
+ * OutOfMemory. Returns how many did which; the heap is emptied again.
+ * @param {number} most @param {number} step @param {(() => Promise<unknown>)[]} calls
+ */
+async function withRoom(most, step, calls) {
+  const core = await loadCore()
+  let aside = core._malloc(most) >>> 0
+  const held = []
+  for (let size = 1 << 30; size >= 16; size >>= 1) {
+    for (let p; (p = core._malloc(size) >>> 0) !== 0;) held.push(p)
+  }
+  const outcomes = { ok: 0, OutOfMemory: 0 }
+  try {
+    for (let room = 0; room < most; room += step) {
+      core._free(aside)
+      const filler = core._malloc(most - room) >>> 0
+      assert.notEqual(filler, 0)
+      for (const call of calls) {
+        try {
+          await call()
+          outcomes.ok++
+        } catch (error) {
+          assert.ok(error instanceof SafetensorsError && error.code === 'OutOfMemory', String(error))
+          outcomes.OutOfMemory++
+        }
+      }
+      core._free(filler)
+      aside = core._malloc(most) >>> 0
+      assert.notEqual(aside, 0, `room ${room}: a failed call left memory behind`)
+    }
+  } finally {
+    for (const p of held) core._free(p)
+    core._free(aside)
+  }
+  assert.ok(outcomes.ok > 0 && outcomes.OutOfMemory > 0, JSON.stringify(outcomes))
+}
+
+test('stats with 0 to 1.4 MiB left in the heap: a right answer or OutOfMemory, never an abort', async () => {
+  const n = 1 << 17
+  const f = await open(await serialize({
+    h: { dtype: 'F16', shape: [n], data: new Uint16Array(n).fill(0x3c00) },   // 1.0: a one-pass code table
+    w: { dtype: 'F32', shape: [n], data: new Float32Array(n).map((_, i) => i) }, // two passes
+  }))
+  const [h, w] = [await f.tensor('h'), await f.tensor('w')]
+  const counted = (/** @type {() => Promise<{ count: number }> | { count: number }} */ stats) => async () => assert.equal((await stats()).count, n)
+  await withRoom(1400 * 1024, 20 * 1024 + 296, [counted(() => h.stats({ bins: 1000 })), counted(() => w.stats()),
+    counted(() => f.stats('h')), counted(() => f.stats('w', { bins: 4096 }))])
+  const s = h.stats()
+  assert.deepEqual([s.count, s.min, s.max], [n, 1, 1])
+})
+
+test('opening a 2 MB header with 0 to 24 MB left in the heap: opened or OutOfMemory, never an abort', async () => {
+  /** @type {Record<string, { dtype: 'U8', shape: number[], data: Uint8Array }>} */
+  const tensors = {}
+  for (let i = 0; i < 20_000; i++) tensors[`model.layers.${i}.mlp.experts.weight`] = { dtype: 'U8', shape: [1], data: new Uint8Array([i & 0xff]) }
+  const bytes = await serialize(tensors)
+  await withRoom(24 << 20, (1 << 20) + 4104, [async () => {
+    const f = await open(bytes)
+    assert.equal(f.names.length, 20_000)
+    await f.close()
+  }])
+})
+
+test('a slice of 4096 ranges and a 5000-name serialize with 0 to 2 MB left: done or OutOfMemory, never an abort', async () => {
+  const rows = 4096
+  const data = Float32Array.from({ length: rows * 4 }, (_, i) => i)
+  const f = await open(await serialize({ a: { dtype: 'F32', shape: [rows, 4], data } }))
+  /** @type {Record<string, { dtype: 'U8', shape: number[], data: Uint8Array }>} */
+  const tensors = {}
+  for (let i = 0; i < 5000; i++) tensors[`tensor.name.${i}`] = { dtype: 'U8', shape: [1], data: new Uint8Array(1) }
+  await withRoom(2 << 20, (64 << 10) + 296, [
+    async () => {
+      const t = await f.slice('a', ':, 1')  // one 4-byte range per row
+      assert.equal(t.data[rows - 1], (rows - 1) * 4 + 1)
+      t.dispose()
+    },
+    async () => { for await (const chunk of f.chunks('a', { slice: ':, 2' })) assert.equal(chunk.data[0], 2) },
+    async () => assert.ok((await serialize(tensors)).length > 5000 * 8),
+  ])
+})
