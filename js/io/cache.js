@@ -16,10 +16,13 @@
  * credentials is validated on every open, whatever `maxAge` says, so the server still decides
  * who may read it.
  *
- * An entry serves only what it stored: its bytes and each range carry a SHA-256 of the entry's
- * key (kind and URL, query included), version, offset and the bytes, checked when first read, and
- * its meta must name the URL asked for. An entry edited, truncated or copied from another URL's
- * is dropped and the file read from the server instead.
+ * An entry serves only what it stored: its bytes carry a digest, and each range a digest per
+ * block of 1 MiB (digest.js: XXH64, seeded with the entry's key (kind and URL, query included),
+ * version, offset and block), stored after the range's bytes; its meta must name the URL asked
+ * for. A read checks the blocks it touches, one at a time, as it goes: never the whole range
+ * first. An entry edited, truncated or copied from another URL's is dropped and what is left to
+ * read is fetched from the server instead. Entries of an older format (v) are dropped and
+ * fetched again once.
  *
  * A backend stores entries: the Cache API here (browsers, Workers), a folder in Node
  * (node-cache.js, given by the Node entry, so that a page never imports node:fs). A cache that
@@ -28,6 +31,7 @@
  * in the options under its CACHE symbol.
  */
 import { SafetensorsError } from '../errors.js'
+import { BLOCK, BlockDigests, DIGEST, blockDigest, blocks, digestOf, same } from './digest.js'
 import { contentRange, declaredLength } from './http-answers.js'
 
 /** The Cache API cache's name, and the Node folder's name under the OS cache folder. */
@@ -35,6 +39,9 @@ export const CACHE_NAME = 'safetensors-wasm'
 /** Seconds an entry is served without a request after its last validation: none by default,
  * so a changed file is never served from the cache. */
 export const DEFAULT_MAX_AGE = 0
+/** The format of entries: 1 had SHA-256 digests of whole entries and ranges; 2 has XXH64 digests
+ * of 1 MiB blocks (entries of 1 are dropped when found). */
+const FORMAT = 2
 /** The core's limit on a header's length (src/header.hpp). */
 const MAX_HEADER = 100_000_000
 const OPTION_KEYS = new Set(['dir', 'name', 'maxAge', 'ranges'])
@@ -45,31 +52,35 @@ const NO_CONDITIONAL = new Set()
 /**
  * @typedef {{ dir?: string, name?: string, maxAge?: number, ranges?: boolean }} CacheOptions
  * @typedef {'header' | 'index'} Kind
- * @typedef {{ v: 1, kind: Kind, url: string, etag: string, length: number, size: number,
+ * @typedef {{ v: number, kind: Kind, url: string, etag: string, length: number, size: number,
  *   contentType: string | null, private: boolean, storedAt: number, validatedAt: number,
  *   ver: string, digest?: string }} EntryMeta
  *   url: the URL without its query (for a person reading the folder); length: the file's total
  *   length; size: the stored bytes' length; private: stored from a request with credentials;
- *   ver: names the version (ETag and length) in the names of the entry's bytes; digest: the
- *   SHA-256 of the stored bytes after their label (set as they are written)
- * @typedef {[start: number, length: number, digest: string]} StoredRange  a stored range: the SHA-256
- *   of its bytes after their label
- * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(): Promise<string>, abort(): void }} RangeWriter
- *   close: resolves to the range's digest
+ *   ver: names the version (ETag and length) in the names of the entry's bytes; digest: of the
+ *   stored bytes (digest.js digestOf, set as they are written)
+ * @typedef {[start: number, length: number]} StoredRange  a stored range of the file: its file
+ *   holds the bytes, then DIGEST bytes per block of them (digest.js)
+ * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(digests: Uint8Array): Promise<void>, abort(): void }} RangeWriter
+ *   close: stores the range, with these digests after its bytes (throws when the bytes written
+ *   are not the length given)
+ * @typedef {{ size: number, read(at: number, length: number): Promise<Uint8Array>, close(): Promise<void> }} RangeFile
+ *   a stored range's file: size, the whole file's (bytes and digests); read: exactly `length`
+ *   bytes at `at`, or throws
  * @typedef {{
- *   hash(text: string, pieces?: Uint8Array[]): Promise<string>,
+ *   hash(text: string): Promise<string>,
  *   read(key: string): Promise<{ meta: EntryMeta, bytes: Uint8Array } | null>,
  *   write(key: string, meta: EntryMeta, pieces: Uint8Array[]): Promise<void>,
  *   touch(key: string, meta: EntryMeta): Promise<void>,
  *   drop(key: string): Promise<void>,
  *   ranges(key: string, ver: string): Promise<StoredRange[]>,
- *   readRange(key: string, ver: string, range: StoredRange, from: number, to: number): AsyncIterable<Uint8Array>,
+ *   openRange(key: string, ver: string, range: StoredRange): Promise<RangeFile>,
  *   writeRange(key: string, ver: string, start: number, length: number): Promise<RangeWriter>,
  * }} CacheBackend
- *   hash: the SHA-256 (hex) of the text's UTF-8, then the pieces; key: the entry's kind and URL (a
+ *   hash: the SHA-256 (hex) of the text's UTF-8 (for names); key: the entry's kind and URL (a
  *   backend hashes it into its names); pieces: the stored bytes, in order; read: null when there
- *   is no entry, throws when there is one that cannot be read; readRange: throws when the range
- *   is not the file it was stored as
+ *   is no entry, throws when there is one that cannot be read; openRange: throws when the range
+ *   is gone or not a file of the user's
  * @typedef {(options: CacheOptions) => CacheBackend | null} BackendFactory
  * @typedef {{ byteLength: number, etag: string | null, lastModified: string | null, status: number,
  *   contentType: string | null, href: string, credentialed: boolean }} Known  what http.js learnt
@@ -132,8 +143,8 @@ function later(key, job) {
 }
 
 /**
- * What a digest hashes before the bytes: whose bytes they are and where they go, so that bytes
- * moved from another entry, version or offset do not match.
+ * What a digest is seeded with: whose bytes they are and where they go, so that bytes moved from
+ * another entry, version or offset do not match.
  * @param {string} key @param {string} ver @param {number | 'body'} start
  */
 export const label = (key, ver, start) => `${key}\n${ver}\n${start}\n`
@@ -184,8 +195,8 @@ export class HttpCache {
     const found = await this.#backend.read(key).catch(() => undefined)
     if (found === null) return null
     const { meta, bytes } = found ?? {}
-    if (meta?.kind === kind && meta.url === shown(url) && bytes?.length === meta.size &&
-        meta.digest === await this.#backend.hash(label(key, meta.ver, 'body'), [bytes])) {
+    if (meta?.v === FORMAT && meta.kind === kind && meta.url === shown(url) && bytes?.length === meta.size &&
+        meta.digest === digestOf(label(key, meta.ver, 'body'), [bytes])) {
       return new Entry(this, this.#backend, key, meta, bytes)
     }
     later(key, () => this.#backend.drop(key))  // not what was stored: read from the server instead
@@ -219,7 +230,7 @@ export class HttpCache {
   /** Writes an entry with the digest of its bytes (hashed here, off the reader's path).
    * @param {string} key @param {EntryMeta} meta @param {Uint8Array[]} pieces */
   async #write(key, meta, pieces) {
-    meta.digest = await this.#backend.hash(label(key, meta.ver, 'body'), pieces)
+    meta.digest = digestOf(label(key, meta.ver, 'body'), pieces)
     await this.#backend.write(key, meta, pieces)
   }
 
@@ -231,7 +242,7 @@ export class HttpCache {
     if (!isStrong(known.etag)) return null
     const now = Date.now()
     return {
-      v: 1, kind, url: shown(known.href), etag: known.etag, length: known.byteLength, size,
+      v: FORMAT, kind, url: shown(known.href), etag: known.etag, length: known.byteLength, size,
       contentType: known.contentType, private: known.credentialed, storedAt: now, validatedAt: now,
       ver: (await this.#backend.hash(`${known.etag}\n${known.byteLength}`)).slice(0, 32),
     }
@@ -280,8 +291,6 @@ export class Entry {
   #key
   /** @type {Promise<StoredRange[]> | null} the ranges stored, listed once */
   #ranges = null
-  /** Ranges whose digest was checked: read again, they are read in part. @type {Set<StoredRange>} */
-  #checked = new Set()
   /** Dropped: nothing more is written for it. */
   #dropped = false
 
@@ -380,8 +389,10 @@ export class Entry {
     return later(this.#key, async () => {
       const writer = this.#dropped ? null : await this.#backend.writeRange(this.#key, this.meta.ver, start, bytes.length).catch(() => null)
       if (!writer) return
-      const digest = await writer.write(bytes).then(() => writer.close()).catch(() => { writer.abort(); return null })
-      if (digest && this.#ranges) (await this.#ranges).push([start, bytes.length, digest])
+      const digests = new BlockDigests(label(this.#key, this.meta.ver, start))
+      digests.update(bytes)
+      const kept = await writer.write(bytes).then(() => writer.close(digests.finish())).then(() => true, () => { writer.abort(); return false })
+      if (kept && this.#ranges) (await this.#ranges).push([start, bytes.length])
     })
   }
 
@@ -422,10 +433,14 @@ export class Entry {
     }
     /** @type {RangeWriter | null} */
     let writer = this.#dropped ? null : await this.#backend.writeRange(this.#key, ver, from, end - from).catch(() => null)
+    const digests = new BlockDigests(label(this.#key, ver, from))
     let done = false
     try {
       for await (let chunk of fetch()) {
-        if (writer) await writer.write(chunk).catch(() => { writer?.abort(); writer = null })
+        if (writer) {
+          digests.update(chunk)
+          await writer.write(chunk).catch(() => { writer?.abort(); writer = null })
+        }
         if (skip >= chunk.length) { skip -= chunk.length; continue }
         chunk = chunk.subarray(skip)
         skip = 0
@@ -438,8 +453,8 @@ export class Entry {
     } finally {
       if (writer && done) {
         const ranges = this.#ranges
-        const digest = await writer.close().catch(() => null)
-        if (digest) (await ranges).push([from, end - from, digest])
+        const kept = await writer.close(digests.finish()).then(() => true, () => false)
+        if (kept) (await ranges).push([from, end - from])
       } else {
         writer?.abort()
       }
@@ -447,29 +462,34 @@ export class Entry {
   }
 
   /**
-   * The bytes [from, to) of a stored range. Its first read reads it whole and checks its digest
-   * before anything is given (a slice of a range costs the range once); later reads read the part.
+   * The bytes [from, to) of a stored range: the blocks that hold them, read and checked one at a
+   * time, each given as soon as it is checked (at most one block in hand; at most one more block
+   * read at each end than asked). Throws at the first block that is not what was stored, after
+   * the blocks before it were given.
    * @param {StoredRange} range @param {number} from @param {number} to
    */
   async* #readRange(range, from, to) {
     const { ver } = this.meta
-    if (this.#checked.has(range)) {
-      yield* this.#backend.readRange(this.#key, ver, range, from, to)
-      return
+    const [start, length] = range
+    const bad = (/** @type {string} */ why) => new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} ${why}`)
+    const file = await this.#backend.openRange(this.#key, ver, range)
+    try {
+      if (file.size !== length + blocks(length) * DIGEST) throw bad(`are ${file.size} bytes with their digests, not ${length + blocks(length) * DIGEST}`)
+      const first = Math.floor((from - start) / BLOCK)
+      const last = Math.ceil((to - start) / BLOCK)
+      const digests = await file.read(length + first * DIGEST, (last - first) * DIGEST)
+      const name = label(this.#key, ver, start)
+      for (let i = first; i < last; i++) {
+        const a = i * BLOCK
+        const b = Math.min(length, a + BLOCK)
+        const block = await file.read(a, b - a)
+        const at = (i - first) * DIGEST
+        if (!same(blockDigest(name, i, block), digests.subarray(at, at + DIGEST))) throw bad('are not those stored')
+        yield block.subarray(Math.max(from - start, a) - a, Math.min(to - start, b) - a)
+      }
+    } finally {
+      await file.close()
     }
-    const [start, length, digest] = range
-    const whole = new Uint8Array(length)
-    let at = 0
-    for await (const chunk of this.#backend.readRange(this.#key, ver, range, start, start + length)) {
-      if (at + chunk.length > length) { at = -1; break }
-      whole.set(chunk, at)
-      at += chunk.length
-    }
-    if (at !== length || digest !== await this.#backend.hash(label(this.#key, ver, start), [whole])) {
-      throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are not those stored`)
-    }
-    this.#checked.add(range)
-    yield whole.subarray(from - start, to - start)
   }
 }
 
@@ -501,7 +521,7 @@ function originOf(url) {
 /**
  * The Cache API as a backend: entries under made-up URLs of a reserved name (never fetched),
  * `https://safetensors-wasm.invalid/<sha-256 of kind and URL>/`, each with `meta` (JSON),
- * `body?v=<ver>` and `range?v=<ver>&o=<start>&l=<length>&d=<digest>`.
+ * `body?v=<ver>` and `range?v=<ver>&o=<start>&l=<length>` (the bytes, then their digests).
  * @param {CacheOptions} options
  * @returns {CacheBackend | null} null without a Cache API (outside a secure context, or Node)
  */
@@ -512,10 +532,9 @@ export function cacheApiBackend(options) {
   /** @type {Promise<Cache> | null} */
   let opened = null
   const cache = () => (opened ??= storage.open(options.name ?? CACHE_NAME))
-  /** @param {string} text @param {Uint8Array[]} [pieces] */
-  const hash = async (text, pieces = []) => {
-    const bytes = pieces.length ? await new Blob(/** @type {BlobPart[]} */ ([text, ...pieces])).arrayBuffer() : new TextEncoder().encode(text)
-    const digest = new Uint8Array(await subtle.digest('SHA-256', bytes))
+  /** @param {string} text */
+  const hash = async (text) => {
+    const digest = new Uint8Array(await subtle.digest('SHA-256', new TextEncoder().encode(text)))
     return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')
   }
   /** @param {string} key */
@@ -567,25 +586,24 @@ export function cacheApiBackend(options) {
       const requests = await (await cache()).keys(`${await base(key)}range`, { ignoreSearch: true })
       return requests.map((r) => new URL(r.url).searchParams)
         .filter((p) => p.get('v') === ver)
-        .map((p) => /** @type {StoredRange} */ ([Number(p.get('o')), Number(p.get('l')), p.get('d') ?? '']))
+        .map((p) => /** @type {StoredRange} */ ([Number(p.get('o')), Number(p.get('l'))]))
     },
-    async* readRange(key, ver, [start, length, digest], from, to) {
-      const answer = await (await cache()).match(`${await base(key)}range?v=${ver}&o=${start}&l=${length}&d=${digest}`)
+    async openRange(key, ver, [start, length]) {
+      const answer = await (await cache()).match(`${await base(key)}range?v=${ver}&o=${start}&l=${length}`)
       if (!answer) throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are gone`)
-      const blob = (await answer.blob()).slice(from - start, to - start)
-      const reader = blob.stream().getReader()
-      try {
-        for (;;) {
-          const { done, value } = await reader.read()
-          if (done) return
-          yield value
-        }
-      } finally {
-        reader.releaseLock()
+      const blob = await answer.blob()  // a handle on the stored bytes: a slice reads its part only
+      return {
+        size: blob.size,
+        async read(at, n) {
+          const bytes = new Uint8Array(await blob.slice(at, at + n).arrayBuffer())
+          if (bytes.length !== n) throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are cut short`)
+          return bytes
+        },
+        async close() {},
       }
     },
-    // Kept until the range is whole: its digest is in its name (a stored answer's URL and
-    // headers are fixed before its body is written).
+    // Kept until the range is whole: its digests follow its bytes (a stored answer's body is
+    // given when it is put).
     async writeRange(key, ver, start, length) {
       const at = await base(key)
       /** @type {Uint8Array[]} */
@@ -593,11 +611,9 @@ export function cacheApiBackend(options) {
       let n = 0
       return {
         async write(chunk) { n += chunk.length; chunks.push(chunk.slice()) },
-        async close() {
+        async close(digests) {
           if (n !== length) throw new Error('short range')
-          const digest = await hash(label(key, ver, start), chunks)
-          await (await cache()).put(`${at}range?v=${ver}&o=${start}&l=${length}&d=${digest}`, body(chunks))
-          return digest
+          await (await cache()).put(`${at}range?v=${ver}&o=${start}&l=${length}`, body([...chunks, digests]))
         },
         abort() { chunks = [] },
       }

@@ -5,7 +5,7 @@
  *
  *   <sha-256>/meta.json              what cache.js stores beside the bytes (no request headers)
  *   <sha-256>/body-<ver>             the header's first bytes, or the index
- *   <sha-256>/range-<ver>-<start>-<length>-<digest>
+ *   <sha-256>/range-<ver>-<start>-<length>   the range's bytes, then 8 bytes of digest per MiB
  *
  * Files are written under a temporary name and renamed, so a reader (another process too) sees
  * a whole file or none; bytes named by a version no reader asks for are deleted when an entry is
@@ -20,9 +20,7 @@ import { lstat, mkdir, open as fsOpen, readdir, rename, rm, unlink, writeFile } 
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { SafetensorsError } from '../errors.js'
-import { CACHE_NAME, label } from './cache.js'
-
-const CHUNK = 1 << 20
+import { CACHE_NAME } from './cache.js'
 
 /** The folder the cache uses when `dir` is not given. */
 export function defaultCacheDir() {
@@ -115,11 +113,7 @@ export function folderCache(options) {
   }
 
   return {
-    async hash(text, pieces = []) {
-      const h = createHash('sha256').update(text)
-      for (const piece of pieces) h.update(piece)
-      return h.digest('hex')
-    },
+    async hash(text) { return sha256(text) },
     async read(key) {
       const at = folder(key)
       try {
@@ -158,24 +152,25 @@ export function folderCache(options) {
       /** @type {import('./cache.js').StoredRange[]} */
       const found = []
       for (const name of names) {
-        const m = /^range-([0-9a-f]+)-(\d+)-(\d+)-([0-9a-f]{64})$/.exec(name)
-        if (m && m[1] === ver) found.push([Number(m[2]), Number(m[3]), m[4]])
+        const m = /^range-([0-9a-f]+)-(\d+)-(\d+)$/.exec(name)
+        if (m && m[1] === ver) found.push([Number(m[2]), Number(m[3])])
       }
       return found
     },
-    async* readRange(key, ver, [start, length, digest], from, to) {
-      const { handle, stat } = await readPrivate(join(folder(key), `range-${ver}-${start}-${length}-${digest}`))
-      try {
-        if (stat.size !== length) throw new Error(`the cached range ${start}+${length} is ${stat.size} bytes`)
-        for (let at = from; at < to;) {
-          const piece = new Uint8Array(Math.min(CHUNK, to - at))
-          const { bytesRead } = await handle.read(piece, 0, piece.length, at - start)
-          if (bytesRead === 0) throw new Error(`the cached range ${start}+${length} is shorter than it says`)
-          at += bytesRead
-          yield piece.subarray(0, bytesRead)
-        }
-      } finally {
-        await handle.close()
+    async openRange(key, ver, [start, length]) {
+      const { handle, stat } = await readPrivate(join(folder(key), `range-${ver}-${start}-${length}`))
+      return {
+        size: stat.size,
+        async read(at, n) {
+          const bytes = new Uint8Array(n)
+          for (let done = 0; done < n;) {
+            const { bytesRead } = await handle.read(bytes, done, n - done, at + done)
+            if (bytesRead === 0) throw new Error(`the cached range ${start}+${length} is shorter than it says`)
+            done += bytesRead
+          }
+          return bytes
+        },
+        close: () => handle.close(),
       }
     },
     async writeRange(key, ver, start, length) {
@@ -184,29 +179,30 @@ export function folderCache(options) {
       const path = join(at, `range-${ver}-${start}-${length}`)
       const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`
       const handle = await fsOpen(temp, 'wx', 0o600)
-      const digest = createHash('sha256').update(label(key, ver, start))
       let n = 0
       let closed = false
+      /** @param {Uint8Array} bytes */
+      const whole = async (bytes) => {
+        for (let done = 0; done < bytes.length;) done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten
+      }
       const discard = async () => {
         if (!closed) { closed = true; await handle.close().catch(() => {}) }
         await unlink(temp).catch(() => {})
       }
       return {
         async write(chunk) {
-          for (let done = 0; done < chunk.length;) done += (await handle.write(chunk, done, chunk.length - done)).bytesWritten
-          digest.update(chunk)
+          await whole(chunk)
           n += chunk.length
         },
-        async close() {
+        async close(digests) {
           if (n !== length) {
             await discard()
             throw new Error(`${n} of ${length} bytes`)
           }
+          await whole(digests).catch(async (error) => { await discard(); throw error })
           closed = true
           await handle.close()
-          const hex = digest.digest('hex')
-          await rename(temp, `${path}-${hex}`).catch(async (error) => { await discard(); throw error })
-          return hex
+          await rename(temp, path).catch(async (error) => { await discard(); throw error })
         },
         abort() { discard() },
       }

@@ -191,3 +191,41 @@ test('a cache folder that is a link, or that others can write to, is refused wit
     assert.equal(mode & 0o777, statSync(join(real, name)).isDirectory() ? 0o700 : 0o600, name)
   }
 })
+
+test('a read checks only the blocks it touches: an edit elsewhere in a range does not cost its read, and is caught where read', async () => {
+  // One tensor of 5 rows of 1 MiB, read whole: a range of about 5 MiB past the first answer.
+  const ROW = 262_144
+  const rows = Float32Array.from({ length: 5 * ROW }, (_, i) => (i * 7) % 1013)
+  const bytes = await serialize({ 'rows.big': { dtype: 'F32', shape: [5, ROW], data: rows } })
+  server.addFile('/rows/model.safetensors', bytes)
+  const url = server.url('/rows/model.safetensors')
+  const cache = { dir: fresh(), ranges: true, maxAge: 60 }
+  await readAll(url, cache)
+  const entry = entryOf(cache.dir, url)
+  const [, range] = ranges(entry)
+  flip(range, 4.5 * 2 ** 20)  // in the range's fifth block: the last row
+  /** @param {string} spec */
+  const slice = async (spec) => {
+    const f = /** @type {SafetensorsFile} */ (/** @type {unknown} */ (await open(url, { cache })))
+    try {
+      const t = await f.slice('rows.big', spec)
+      const out = Array.from(t.toFloat32())
+      t.dispose()
+      return out
+    } finally {
+      await f.close()
+    }
+  }
+  server.resetStats()
+  assert.deepEqual(await slice('0'), Array.from(rows.subarray(0, ROW)))
+  assert.equal(server.stats.requests, 0, 'the first row is served from blocks that were not edited')
+  assert.deepEqual(await slice('4'), Array.from(rows.subarray(4 * ROW)))
+  assert.ok(server.stats.log.some((e) => e.status === 206), 'the edited block is read from the server')
+})
+
+test('an entry of the older format (SHA-256 digests) is dropped and read from the server once', async () => {
+  await survives('older', (entry) => {
+    const path = join(entry.path, 'meta.json')
+    writeFileSync(path, JSON.stringify({ ...entry.meta, v: 1 }))
+  })
+})
