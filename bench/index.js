@@ -37,6 +37,7 @@ const BENCHES = [
   { area: 'remote', script: 'remote-targets.js', args: [] },
   { area: 'remote-peers', script: 'remote.js', args: ['--runs', quick ? '1' : '3'], parse: remoteFigures },
   { area: 'cache', script: 'cache.js', args: quick ? ['--shards', '24', '--runs', '1'] : [] },
+  { area: 'cache-ranges', script: 'cache-ranges.js', args: quick ? ['--mib', '16', '--runs', '1'] : [] },
   { area: 'convert-remote', script: 'convert-remote.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'sharded-headers', script: 'sharded-headers.js', args: quick ? ['--runs', '1'] : [] },
   { area: 'sharded-headers-link', script: 'sharded-headers.js', args: ['--bandwidth', '1000', ...(quick ? ['--runs', '1'] : [])] },

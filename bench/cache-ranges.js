@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+/**
+ * Reading tensor bytes back from the cache's ranges (`cache: { ranges: true }`), in Node, against
+ * the physical baseline: reading exactly the same bytes from the cache's range files with
+ * node:fs (no check, no copy into the wasm heap). A 64 MiB F32 tensor ([64, 262144]: 1 MiB per
+ * row) is read once through the cache to fill it, then, within maxAge (no request at all), read
+ * whole with chunks() and as one 1 MiB row with slice(), each alternated with the baseline over
+ * `--runs` runs (medians). Also the digests alone on the same bytes: SHA-256 (node:crypto, what
+ * the cache used before) and the cache's XXH64 block digests (js/io/digest.js), when there.
+ *   node bench/cache-ranges.js [--mib 64] [--runs 5]
+ */
+import { createHash } from 'node:crypto'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { open as fsOpen } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { open } from '../js/node.js'
+import { startServer } from '../tests/js/http-server.js'
+import { emitFigures, figure, fmtMs, fmtX, machine, median, virtualHeader } from './common.js'
+
+const { values } = parseArgs({ options: { mib: { type: 'string', default: '64' }, runs: { type: 'string', default: '5' } } })
+const MIB = Number(values.mib)
+const RUNS = Number(values.runs)
+const ROW = 1 << 18  // F32 elements: 1 MiB a row
+
+const server = await startServer({ lifetime: 30 * 60_000 })
+const { prefix, dataLength } = virtualHeader([{ name: 'w', dtype: 'F32', shape: [MIB, ROW] }])
+server.addVirtual('/big/model.safetensors', {
+  size: prefix.length + dataLength,
+  fill(out, o) {
+    for (let i = 0; i < out.length; i++) out[i] = o + i < prefix.length ? prefix[o + i] : ((o + i) * 2654435761) >>> 24
+  },
+})
+const url = server.url('/big/model.safetensors')
+const dir = mkdtempSync(join(tmpdir(), 'st-bench-ranges-'))
+const cache = { dir, ranges: true, maxAge: 3600 }
+
+/** Opens the file through the cache (no request within maxAge) and runs `read` on it; its ms.
+ * @param {(f: import('../js/node.js').SafetensorsFile) => Promise<number>} read */
+async function timed(read) {
+  const f = /** @type {import('../js/node.js').SafetensorsFile} */ (/** @type {unknown} */ (await open(url, { cache })))
+  try {
+    const t0 = performance.now()
+    const n = await read(f)
+    const ms = performance.now() - t0
+    if (n === 0) throw new Error('nothing read')
+    return ms
+  } finally {
+    await f.close()
+  }
+}
+/** @param {import('../js/node.js').SafetensorsFile} f */
+const whole = async (f) => {
+  let n = 0
+  for await (const chunk of f.chunks('w')) n += chunk.data.byteLength
+  if (n !== dataLength) throw new Error(`${n} bytes, expected ${dataLength}`)
+  return n
+}
+/** @param {import('../js/node.js').SafetensorsFile} f */
+const row = async (f) => {
+  const t = await f.slice('w', String(MIB >> 1))
+  const n = t.byteLength
+  t.dispose()
+  return n
+}
+
+/** The cache's range files: path and the length of the bytes they hold (in their name). */
+function rangeFiles() {
+  const out = []
+  for (const entry of readdirSync(dir)) {
+    for (const name of readdirSync(join(dir, entry))) {
+      if (name.startsWith('range-')) out.push({ path: join(dir, entry, name), start: Number(name.split('-')[2]), length: Number(name.split('-')[3]) })
+    }
+  }
+  return out
+}
+/** Reads exactly the bytes of the given range files ([from, to) of the file's data when given). */
+async function plain(/** @type {{ path: string, length: number }[]} */ files) {
+  let n = 0
+  for (const file of files) {
+    const handle = await fsOpen(file.path)
+    try {
+      const bytes = new Uint8Array(file.length)
+      for (let at = 0; at < bytes.length;) {
+        const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at)
+        if (bytesRead === 0) throw new Error('short')
+        at += bytesRead
+      }
+      n += bytes.length
+    } finally {
+      await handle.close()
+    }
+  }
+  return n
+}
+/** Reads the 1 MiB row's bytes from the range file that holds it. */
+async function plainRow(/** @type {{ path: string, start: number, length: number }[]} */ files) {
+  const at = prefix.length + (MIB >> 1) * ROW * 4
+  const file = files.find((r) => r.start <= at && at + ROW * 4 <= r.start + r.length)
+  if (!file) throw new Error('no range holds the row')
+  const handle = await fsOpen(file.path)
+  try {
+    const bytes = new Uint8Array(ROW * 4)
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, at - file.start)
+    return bytesRead
+  } finally {
+    await handle.close()
+  }
+}
+
+console.log(`cache-ranges: a ${MIB} MiB tensor read back from the cache's ranges (a folder); ${machine()}`)
+await timed(whole)  // fills the cache (and warms the module, the wasm, the connection)
+await open(url, { cache }).then((f) => f.close())  // writes settled
+const files = rangeFiles()
+console.log(`  range files: ${files.map((r) => `${(r.length / 2 ** 20).toFixed(2)} MiB`).join(', ')}`)
+server.resetStats()
+
+/** @type {Record<string, number[]>} */
+const t = { whole: [], plain: [], row: [], plainRow: [], sha: [], xxh: [] }
+/** @type {((label: string, pieces: Uint8Array[]) => string) | null} */
+let digestOf = null
+try { digestOf = (await import('../js/io/digest.js')).digestOf } catch { /* before digest.js */ }
+const data = new Uint8Array(dataLength)
+for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24
+for (let r = 0; r < RUNS + 1; r++) {
+  const sample = {
+    whole: await timed(whole),
+    plain: await (async () => { const t0 = performance.now(); await plain(files); return performance.now() - t0 })(),
+    row: await timed(row),
+    plainRow: await (async () => { const t0 = performance.now(); await plainRow(files); return performance.now() - t0 })(),
+    sha: (() => { const t0 = performance.now(); createHash('sha256').update(data).digest(); return performance.now() - t0 })(),
+    xxh: digestOf ? (() => { const t0 = performance.now(); /** @type {any} */ (digestOf)('x', [data]); return performance.now() - t0 })() : NaN,
+  }
+  if (r === 0) continue  // warm-up
+  for (const [k, v] of Object.entries(sample)) t[k].push(v)
+}
+if (server.stats.requests !== 0) throw new Error(`${server.stats.requests} requests: not read from the cache`)
+const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]))
+console.log(`| ${MIB} MiB from cached ranges | time | vs plain fs read |\n|---|---|---|`)
+console.log(`| whole tensor, chunks() | ${fmtMs(m.whole)} | ${fmtX(m.whole / m.plain)} of ${fmtMs(m.plain)} |`)
+console.log(`| one 1 MiB row, slice() | ${fmtMs(m.row)} | ${fmtX(m.row / m.plainRow)} of ${fmtMs(m.plainRow)} |`)
+console.log(`| digests alone, ${MIB} MiB: SHA-256 (node:crypto) | ${fmtMs(m.sha)} | |`)
+if (digestOf) console.log(`| digests alone, ${MIB} MiB: XXH64 1 MiB blocks (digest.js) | ${fmtMs(m.xxh)} | ${fmtX(m.sha / m.xxh)} faster than SHA-256 |`)
+
+figure({ area: 'cache-ranges', figure: `${MIB} MiB tensor from cached ranges (chunks)`, ours: fmtMs(m.whole), baselineName: 'plain read of the range files',
+  baseline: fmtMs(m.plain), ratio: m.plain / m.whole, ratioText: `${fmtX(m.whole / m.plain)} the plain read's time`, target: 'within 2x of the plain read',
+  met: m.whole <= 2 * m.plain })
+figure({ area: 'cache-ranges', figure: `1 MiB row of a ${MIB} MiB cached range (slice)`, ours: fmtMs(m.row), baselineName: 'plain read of its bytes',
+  baseline: fmtMs(m.plainRow), ratio: m.plainRow / m.row, ratioText: `${fmtX(m.row / m.plainRow)} the plain read's time`, target: '', met: null,
+  note: 'the open not timed' })
+if (digestOf) {
+  figure({ area: 'cache-ranges', figure: `digest of ${MIB} MiB`, ours: `XXH64 blocks ${fmtMs(m.xxh)}`, baselineName: 'SHA-256 (node:crypto)',
+    baseline: fmtMs(m.sha), ratio: m.sha / m.xxh, ratioText: `${fmtX(m.sha / m.xxh)} faster`, target: '', met: null })
+}
+rmSync(dir, { recursive: true, force: true })
+await server.close()
+emitFigures()
