@@ -7,7 +7,10 @@
  * whole with chunks() and as one 1 MiB row with slice(), each alternated with the baseline over
  * `--runs` runs (medians). Also the digests alone on the same bytes: SHA-256 (node:crypto, what
  * the cache used before) and the cache's XXH64 block digests (js/io/digest.js), when there.
- *   node bench/cache-ranges.js [--mib 64] [--runs 5]
+ * Then the same in a page (Chromium, the Cache API), when there is one: the tensor read back from
+ * the Cache API's ranges against reading the same stored answers' bytes (blob().arrayBuffer()),
+ * and crypto.subtle's SHA-256 against XXH64 on the same bytes.
+ *   node bench/cache-ranges.js [--mib 64] [--runs 5] [--no-page]
  */
 import { createHash } from 'node:crypto'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -17,9 +20,12 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { open } from '../js/node.js'
 import { startServer } from '../tests/js/http-server.js'
+import { launchChromium, skip } from '../tests/browser/chromium.js'
+import { bytesBody, findFile, startServer as startApp } from '../web-demo/serve.js'
 import { emitFigures, figure, fmtMs, fmtX, machine, median, virtualHeader } from './common.js'
 
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '64' }, runs: { type: 'string', default: '5' } } })
+const { values } = parseArgs({ options: { mib: { type: 'string', default: '64' }, runs: { type: 'string', default: '5' },
+  'no-page': { type: 'boolean', default: false } } })
 const MIB = Number(values.mib)
 const RUNS = Number(values.runs)
 const ROW = 1 << 18  // F32 elements: 1 MiB a row
@@ -155,4 +161,81 @@ if (digestOf) {
 }
 rmSync(dir, { recursive: true, force: true })
 await server.close()
+if (values['no-page'] || skip) console.log(`  page: skipped (${skip || '--no-page'})`)
+else await inPage()
 emitFigures()
+
+/** The same in a page of Chromium: the Cache API backend, crypto.subtle. */
+async function inPage() {
+  const file = new Uint8Array(prefix.length + dataLength)
+  file.set(prefix)
+  file.set(data, prefix.length)
+  const app = await startApp({
+    find: async (path) => (path === '/big/model.safetensors' ? bytesBody(file, path) : findFile(path)),
+    policy: (path) => ({ data: path === '/big/model.safetensors' }),
+  })
+  const browser = await launchChromium()
+  try {
+    const page = await browser.newPage()
+    await page.goto(app.url('/web-demo/'))
+    const p = await page.evaluate(async ([src, runs]) => {
+      const { open } = await import('/js/index.js')
+      /** @type {any} */
+      let digest = null
+      try { digest = await import('/js/io/digest.js') } catch { /* before digest.js */ }
+      const options = { cache: { ranges: true, maxAge: 3600 }, requestInit: { cache: /** @type {RequestCache} */ ('no-store') } }
+      const read = async () => {
+        const f = /** @type {any} */ (await open(src, options))
+        const t0 = performance.now()
+        let n = 0
+        for await (const chunk of f.chunks('w')) n += chunk.data.byteLength
+        const ms = performance.now() - t0
+        await f.close()
+        return { ms, n }
+      }
+      await read()
+      await read()  // stored, settled
+      const cache = await caches.open('safetensors-wasm')
+      const stored = (await cache.keys()).filter((r) => new URL(r.url).pathname.endsWith('/range'))
+      const plain = async () => {
+        const t0 = performance.now()
+        for (const request of stored) {
+          const answer = /** @type {Response} */ (await cache.match(request))
+          const length = Number(new URL(request.url).searchParams.get('l'))
+          await (await answer.blob()).slice(0, length).arrayBuffer()
+        }
+        return performance.now() - t0
+      }
+      const bytes = new Uint8Array(await (await cache.match(stored[stored.length - 1])).arrayBuffer())
+      /** @type {Record<string, number[]>} */
+      const t = { whole: [], plain: [], sha: [], xxh: [] }
+      for (let r = 0; r < runs; r++) {
+        t.whole.push((await read()).ms)
+        t.plain.push(await plain())
+        let t0 = performance.now()
+        await crypto.subtle.digest('SHA-256', bytes)
+        t.sha.push(performance.now() - t0)
+        t0 = performance.now()
+        if (digest) digest.digestOf('x', [bytes])
+        t.xxh.push(digest ? performance.now() - t0 : NaN)
+      }
+      const med = (/** @type {number[]} */ xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1]
+      return { whole: med(t.whole), plain: med(t.plain), sha: med(t.sha), xxh: med(t.xxh), hashed: bytes.length, ranges: stored.length }
+    }, /** @type {const} */ ([app.url('/big/model.safetensors'), RUNS]))
+    const hashed = `${(p.hashed / 2 ** 20).toFixed(1)} MiB`
+    console.log(`| in a page (Chromium) | time | vs |\n|---|---|---|`)
+    console.log(`| whole tensor from the Cache API's ${p.ranges} ranges, chunks() | ${fmtMs(p.whole)} | ${fmtX(p.whole / p.plain)} of reading their bytes, ${fmtMs(p.plain)} |`)
+    console.log(`| digest of ${hashed}: SHA-256 (crypto.subtle) | ${fmtMs(p.sha)} | |`)
+    if (!Number.isNaN(p.xxh)) console.log(`| digest of ${hashed}: XXH64 1 MiB blocks (digest.js) | ${fmtMs(p.xxh)} | ${fmtX(p.sha / p.xxh)} faster than SHA-256 |`)
+    figure({ area: 'cache-ranges', figure: `page: ${MIB} MiB tensor from cached ranges (chunks)`, ours: fmtMs(p.whole),
+      baselineName: 'reading the stored answers\' bytes', baseline: fmtMs(p.plain), ratio: p.plain / p.whole,
+      ratioText: `${fmtX(p.whole / p.plain)} the plain read's time`, target: '', met: null })
+    if (!Number.isNaN(p.xxh)) {
+      figure({ area: 'cache-ranges', figure: `page: digest of ${hashed}`, ours: `XXH64 blocks ${fmtMs(p.xxh)}`, baselineName: 'SHA-256 (crypto.subtle)',
+        baseline: fmtMs(p.sha), ratio: p.sha / p.xxh, ratioText: `${fmtX(p.sha / p.xxh)} faster`, target: '', met: null })
+    }
+  } finally {
+    await browser.close()
+    await app.close()
+  }
+}
