@@ -64,9 +64,9 @@ const NO_CONDITIONAL = new Set()
  * @typedef {{ write(chunk: Uint8Array): Promise<void>, close(digests: Uint8Array): Promise<void>, abort(): void }} RangeWriter
  *   close: stores the range, with these digests after its bytes (throws when the bytes written
  *   are not the length given)
- * @typedef {{ size: number, read(at: number, length: number): Promise<Uint8Array>, close(): Promise<void> }} RangeFile
- *   a stored range's file: size, the whole file's (bytes and digests); read: exactly `length`
- *   bytes at `at`, or throws
+ * @typedef {{ size: number, stream(at: number, end: number): AsyncIterable<Uint8Array>, close(): Promise<void> }} RangeFile
+ *   a stored range's file: size, the whole file's (bytes and digests); stream: its bytes
+ *   [at, end), in pieces of any size (fresh arrays), or throws
  * @typedef {{
  *   hash(text: string): Promise<string>,
  *   read(key: string): Promise<{ meta: EntryMeta, bytes: Uint8Array } | null>,
@@ -477,16 +477,47 @@ export class Entry {
       if (file.size !== length + blocks(length) * DIGEST) throw bad(`are ${file.size} bytes with their digests, not ${length + blocks(length) * DIGEST}`)
       const first = Math.floor((from - start) / BLOCK)
       const last = Math.ceil((to - start) / BLOCK)
-      const digests = await file.read(length + first * DIGEST, (last - first) * DIGEST)
-      const name = label(this.#key, ver, start)
-      for (let i = first; i < last; i++) {
-        const a = i * BLOCK
-        const b = Math.min(length, a + BLOCK)
-        const block = await file.read(a, b - a)
-        const at = (i - first) * DIGEST
-        if (!same(blockDigest(name, i, block), digests.subarray(at, at + DIGEST))) throw bad('are not those stored')
-        yield block.subarray(Math.max(from - start, a) - a, Math.min(to - start, b) - a)
+      const digests = new Uint8Array((last - first) * DIGEST)
+      let n = 0
+      for await (const chunk of file.stream(length + first * DIGEST, length + last * DIGEST)) {
+        if (n + chunk.length > digests.length) throw bad('are not those stored')
+        digests.set(chunk, n)
+        n += chunk.length
       }
+      if (n !== digests.length) throw bad('are cut short')
+      const name = label(this.#key, ver, start)
+      // Read as one stream (a Blob slice read per block costs a round trip each in a page), cut
+      // into blocks: a piece that holds a whole block is checked as it is, else it is copied in.
+      let i = first
+      /** @type {Uint8Array | null} */
+      let partial = null
+      let fill = 0
+      for await (const chunk of file.stream(first * BLOCK, Math.min(length, last * BLOCK))) {
+        for (let at = 0; at < chunk.length;) {
+          if (i >= last) throw bad('are not those stored')
+          const a = i * BLOCK
+          const size = Math.min(length, a + BLOCK) - a
+          let block
+          if (fill === 0 && chunk.length - at >= size) {
+            block = chunk.subarray(at, at + size)
+            at += size
+          } else {
+            const k = Math.min(size - fill, chunk.length - at)
+            ;(partial ??= new Uint8Array(size)).set(chunk.subarray(at, at + k), fill)
+            fill += k
+            at += k
+            if (fill < size) continue
+            block = partial
+            partial = null
+            fill = 0
+          }
+          const d = (i - first) * DIGEST
+          if (!same(blockDigest(name, i, block), digests.subarray(d, d + DIGEST))) throw bad('are not those stored')
+          yield block.subarray(Math.max(from - start, a) - a, Math.min(to - start, a + size) - a)
+          i++
+        }
+      }
+      if (i !== last) throw bad('are cut short')
     } finally {
       await file.close()
     }
@@ -594,10 +625,17 @@ export function cacheApiBackend(options) {
       const blob = await answer.blob()  // a handle on the stored bytes: a slice reads its part only
       return {
         size: blob.size,
-        async read(at, n) {
-          const bytes = new Uint8Array(await blob.slice(at, at + n).arrayBuffer())
-          if (bytes.length !== n) throw new SafetensorsError('IoError', `the cached bytes ${start}-${start + length - 1} are cut short`)
-          return bytes
+        async* stream(at, end) {
+          const reader = blob.slice(at, end).stream().getReader()
+          try {
+            for (;;) {
+              const { done, value } = await reader.read()
+              if (done) return
+              yield value
+            }
+          } finally {
+            reader.cancel().catch(() => {})
+          }
         },
         async close() {},
       }

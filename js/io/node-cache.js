@@ -21,6 +21,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { SafetensorsError } from '../errors.js'
 import { CACHE_NAME } from './cache.js'
+import { BLOCK } from './digest.js'
 
 /** The folder the cache uses when `dir` is not given. */
 export function defaultCacheDir() {
@@ -161,14 +162,17 @@ export function folderCache(options) {
       const { handle, stat } = await readPrivate(join(folder(key), `range-${ver}-${start}-${length}`))
       return {
         size: stat.size,
-        async read(at, n) {
-          const bytes = new Uint8Array(n)
-          for (let done = 0; done < n;) {
-            const { bytesRead } = await handle.read(bytes, done, n - done, at + done)
-            if (bytesRead === 0) throw new Error(`the cached range ${start}+${length} is shorter than it says`)
-            done += bytesRead
+        async* stream(at, end) {
+          while (at < end) {
+            const piece = new Uint8Array(Math.min(BLOCK, end - at))
+            for (let done = 0; done < piece.length;) {
+              const { bytesRead } = await handle.read(piece, done, piece.length - done, at + done)
+              if (bytesRead === 0) throw new Error(`the cached range ${start}+${length} is shorter than it says`)
+              done += bytesRead
+            }
+            at += piece.length
+            yield piece
           }
-          return bytes
         },
         close: () => handle.close(),
       }
