@@ -1,6 +1,6 @@
 /**
  * The digests the `cache` option checks its entries with: XXH64 (xxhash.com), a fast
- * non-cryptographic 64-bit hash, in a small wasm module of its own (xxh64.wat; 805 bytes,
+ * non-cryptographic 64-bit hash, in a small wasm module of its own (src/xxh64.wat; 805 bytes,
  * compiled synchronously on first use). It is there against edits, truncation and entries mixed
  * up (another URL's, version's or offset's bytes), not against an attacker: one who can write the
  * cache can write its digests too. It is several times faster than SHA-256, in Node and in a page
