@@ -55,6 +55,30 @@ void fp8Run(const uint8_t* src, float* dst, uint32_t n, float s) {
   for (; i < n; i++) dst[i] = e4m3(src[i]) * s;
 }
 
+// n int8 values minus zp, times s: (q - zp) is exact in float32, so one rounding.
+void int8Run(const int8_t* src, float* dst, uint32_t n, int32_t zp, float s) {
+  uint32_t i = 0;
+#ifdef __wasm_simd128__
+  const v128_t z = wasm_i16x8_splat(int16_t(zp));
+  const v128_t sv = wasm_f32x4_splat(s);
+  for (; i + 16 <= n; i += 16) {
+    const v128_t b = wasm_v128_load(src + i);
+    // int8 - int8 fits int16 (-255..255), and int16 widens exactly to int32 then float32.
+    const v128_t lo = wasm_i16x8_sub(wasm_i16x8_extend_low_i8x16(b), z);
+    const v128_t hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(b), z);
+    wasm_v128_store(dst + i,
+                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo)), sv));
+    wasm_v128_store(dst + i + 4,
+                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo)), sv));
+    wasm_v128_store(dst + i + 8,
+                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi)), sv));
+    wasm_v128_store(dst + i + 12,
+                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi)), sv));
+  }
+#endif
+  for (; i < n; i++) dst[i] = float(int32_t(src[i]) - zp) * s;
+}
+
 // Code 8 as 0 when plus (ModelOpt's +0).
 inline uint32_t code(uint32_t n, bool plus) { return plus && n == 8 ? 0 : n; }
 
@@ -175,6 +199,24 @@ void st_quant_fp8_block(const uint8_t* w, const void* scales, uint32_t scaleDtyp
     for (uint32_t c = 0; c < cols; c += blockCols, cb++) {
       const uint32_t n = cols - c < blockCols ? cols - c : blockCols;
       fp8Run(src + c, dst + c, n, scaleAt(scales, scaleDtype, scaleRow + cb));
+    }
+  }
+}
+
+void st_quant_int8_block(const int8_t* w, const void* scales, uint32_t scaleDtype,
+                         const int8_t* zeroPoints, float* out, uint32_t rows, uint32_t cols,
+                         uint32_t firstRow, uint32_t blockRows, uint32_t blockCols,
+                         uint32_t scaleCols) {
+  const uint32_t firstBlock = firstRow / blockRows;
+  for (uint32_t r = 0; r < rows; r++) {
+    const uint64_t scaleRow = uint64_t((firstRow + r) / blockRows - firstBlock) * scaleCols;
+    const int8_t* src = w + uint64_t(r) * cols;
+    float* dst = out + uint64_t(r) * cols;
+    uint32_t cb = 0;
+    for (uint32_t c = 0; c < cols; c += blockCols, cb++) {
+      const uint32_t n = cols - c < blockCols ? cols - c : blockCols;
+      const int32_t zp = zeroPoints ? int32_t(zeroPoints[scaleRow + cb]) : 0;
+      int8Run(src + c, dst + c, n, zp, scaleAt(scales, scaleDtype, scaleRow + cb));
     }
   }
 }
