@@ -10,15 +10,6 @@ using namespace st::quant;
 namespace {
 
 #ifdef __wasm_simd128__
-template <bool kTwo>
-uint32_t fp8Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
-  const v128_t p = wasm_f32x4_splat(sc.p);
-  const v128_t q = wasm_f32x4_splat(sc.q);
-  uint32_t i = 0;
-  for (; i + 16 <= n; i += 16) e4m3x16<kTwo>(wasm_v128_load(src + i), dst + i, p, q);
-  return i;
-}
-
 template <bool kTwo, bool kPlus>
 uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   const v128_t p = wasm_f32x4_splat(sc.p);
@@ -49,8 +40,8 @@ uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
 void fp8Run(const uint8_t* src, float* dst, uint32_t n, float s) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
-  const Scaling sc = scaling(e4m3Bias(), s);
-  i = sc.p == 1.0f ? fp8Simd<false>(src, dst, n, sc) : fp8Simd<true>(src, dst, n, sc);
+  const v128_t sv = wasm_f32x4_splat(s);
+  for (; i + 16 <= n; i += 16) e4m3x16Scaled(wasm_v128_load(src + i), dst + i, sv);
 #endif
   for (; i < n; i++) dst[i] = e4m3(src[i]) * s;
 }
