@@ -50,21 +50,23 @@ void fp8Run(const uint8_t* src, float* dst, uint32_t n, float s) {
 void int8Run(const int8_t* src, float* dst, uint32_t n, int32_t zp, float s) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
-  const v128_t z = wasm_i16x8_splat(int16_t(zp));
+  // q - zp + 256 (1..511) as the low half of a float whose high half is 0x4B00 is 2^23 + 256 +
+  // (q - zp) exactly; minus 2^23 + 256, exactly q - zp. (clang turns an int16 to float32
+  // conversion written with extends into a lane-by-lane one.)
+  const v128_t offset = wasm_i16x8_splat(int16_t(256 - zp));
+  const v128_t high = wasm_i16x8_splat(0x4B00);
+  const v128_t base = wasm_f32x4_splat(8388608.0f + 256.0f);
   const v128_t sv = wasm_f32x4_splat(s);
   for (; i + 16 <= n; i += 16) {
     const v128_t b = wasm_v128_load(src + i);
-    // int8 - int8 fits int16 (-255..255), and int16 widens exactly to int32 then float32.
-    const v128_t lo = wasm_i16x8_sub(wasm_i16x8_extend_low_i8x16(b), z);
-    const v128_t hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(b), z);
-    wasm_v128_store(dst + i,
-                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo)), sv));
-    wasm_v128_store(dst + i + 4,
-                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo)), sv));
-    wasm_v128_store(dst + i + 8,
-                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi)), sv));
-    wasm_v128_store(dst + i + 12,
-                    wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi)), sv));
+    const v128_t lo = wasm_i16x8_add(wasm_i16x8_extend_low_i8x16(b), offset);
+    const v128_t hi = wasm_i16x8_add(wasm_i16x8_extend_high_i8x16(b), offset);
+    const v128_t f[4] = {wasm_i16x8_shuffle(lo, high, 0, 8, 1, 9, 2, 10, 3, 11),
+                         wasm_i16x8_shuffle(lo, high, 4, 12, 5, 13, 6, 14, 7, 15),
+                         wasm_i16x8_shuffle(hi, high, 0, 8, 1, 9, 2, 10, 3, 11),
+                         wasm_i16x8_shuffle(hi, high, 4, 12, 5, 13, 6, 14, 7, 15)};
+    for (int k = 0; k < 4; k++)
+      wasm_v128_store(dst + i + 4 * k, wasm_f32x4_mul(wasm_f32x4_sub(f[k], base), sv));
   }
 #endif
   for (; i < n; i++) dst[i] = float(int32_t(src[i]) - zp) * s;
