@@ -18,4 +18,4 @@ if [ "$(grep -c . <<<"$imports")" != 1 ] || ! grep -qE '^ *\(import "env" "memor
   fail "imports something but env.memory: $imports"
 fi
 exports=$(grep -cE '^ *\(export "[A-Za-z0-9]+" \(func ' <<<"$text" || true)
-[ "$exports" = 9 ] || fail "exports $exports functions, not the 9 kernels"
+[ "$exports" = 10 ] || fail "exports $exports functions, not the 10 kernels"

@@ -94,7 +94,7 @@ export async function openSource(source, options = {}) {
  * mark a quantized weight (quant/detect.js, anchorOf): one pattern, one scan of the names.
  */
 const SHAPE_MARKS = /\.weight_shape|\.quant_state\.bitsandbytes__/
-const QUANT_MARKS = /_scale_inv|_blocks|\.weight_packed|\.weight_scale_2|\.qweight|\.weight_shape|\.quant_state\.bitsandbytes__/
+const QUANT_MARKS = /_scale_inv|\.weight_scale|_blocks|\.weight_packed|\.weight_scale_2|\.qweight|\.weight_shape|\.quant_state\.bitsandbytes__/
 
 /** @typedef {typeof import('./quant/detect.js')} Detector */
 

@@ -233,7 +233,7 @@ export interface OpenOptions extends HttpOptions {
 }
 
 /** How a quantized weight is stored (docs/quantized.md). */
-export type QuantScheme = 'fp8-block' | 'mxfp4' | 'nvfp4' | 'gptq' | 'awq' | 'bnb-nf4' | 'bnb-fp4' | 'ct-pack'
+export type QuantScheme = 'fp8-block' | 'fp8' | 'int8' | 'mxfp4' | 'nvfp4' | 'gptq' | 'awq' | 'bnb-nf4' | 'bnb-fp4' | 'ct-pack'
 
 /** A quantized weight: its logical name and shape, and the stored tensors it is made of. */
 export interface QuantizedWeight {
@@ -242,9 +242,9 @@ export interface QuantizedWeight {
   scheme: QuantScheme
   /** The logical shape: nn.Linear's [out, in] for 2-D weights; MXFP4 the stored [..., groups * 32]. */
   shape: number[]
-  /** Each role (weight, scaleInv, blocks, scales, packed, qweight, qzeros, gIdx, absmax, ...) to its stored tensor. */
+  /** Each role (weight, scaleInv, scale, zeroPoint, inputScale, blocks, scales, packed, qweight, qzeros, gIdx, absmax, ...) to its stored tensor. */
   parts: Record<string, string>
-  /** The numbers the decoding uses: block, bits, group, format, blocksize, nested... */
+  /** The numbers the decoding uses: block, strategy, bits, group, symmetric, format, blocksize, nested... */
   details: Record<string, unknown>
 }
 

@@ -170,6 +170,9 @@ const PLANS = {
     return { whole: [], steps }
   },
 
+  fp8: scaled,
+  int8: scaled,
+
   mxfp4(ctx) {
     const { entry, a, b, inner, out, kernels, core } = ctx
     // Logical elements [e0, e1) in groups of 32; a slice of a rank-1 weight may cut a group.
@@ -316,4 +319,58 @@ function bnb(ctx) {
     k0 = k1
   }
   return { whole: parts, steps }
+}
+
+/**
+ * fp8 and int8: a scale per tensor, per output row or per group of a row (and int8's zero
+ * points, shaped as the scales), as blocks of [out, in], [1, in] or [1, group] for the block
+ * kernels. A per-tensor scale is read whole; per-row ones with their rows.
+ * @param {Context} ctx
+ */
+function scaled(ctx) {
+  const { entry, a, b, out, kernels } = ctx
+  const [outF, cols] = entry.shape
+  const { strategy } = entry.details
+  const fp8 = entry.scheme === 'fp8'
+  const s = ctx.reader.get(entry.parts.scale)
+  const zp = entry.parts.zeroPoint
+  const perTensor = strategy === 'tensor'
+  const group = strategy === 'group' ? entry.details.group : Math.max(1, cols)
+  const scaleCols = strategy === 'group' ? Number(s.shape[1]) : 1
+  const blockRows = perTensor ? Math.max(1, outF) : 1
+  const scaleRow = scaleCols * bytesOf(s.dtype)
+  /** @type {Range[]} */
+  const wholeParts = []
+  if (perTensor) wholeParts.push(whole(ctx, entry.parts.scale))
+  if (zp && (perTensor || fp8)) wholeParts.push(whole(ctx, zp))
+  if (fp8 && zp) {
+    // compressed-tensors saved the zero points of symmetric FP8 (all zero) before it learned to
+    // leave them out: those are decoded; any other is not.
+    ctx.prepare = (ptrs) => {
+      const bytes = heapArray(ctx.core, Uint8Array, ptrs[ptrs.length - 1], wholeParts[wholeParts.length - 1].length)
+      if (bytes.some((v) => (v & 0x7f) !== 0)) {
+        throw new SafetensorsError('UnsupportedQuantization', `the zero point ${JSON.stringify(zp)} of ${JSON.stringify(entry.name)} ` +
+          'is not zero: asymmetric FP8 is not decoded', { tensor: entry.name })
+      }
+      return ptrs.slice(0, -1)
+    }
+  }
+  const rowBytes = cols
+  const perStep = rowBytes + (perTensor ? 0 : scaleRow + (zp && !fp8 ? scaleCols : 0))
+  const steps = chunks(a, b, rowsPerChunk(perStep), (r0, r1) => {
+    /** @type {Range[]} */
+    const reads = [{ name: entry.parts.weight, start: r0 * rowBytes, length: (r1 - r0) * rowBytes }]
+    if (!perTensor) reads.push({ name: entry.parts.scale, start: r0 * scaleRow, length: (r1 - r0) * scaleRow })
+    if (!perTensor && zp && !fp8) reads.push({ name: zp, start: r0 * scaleCols, length: (r1 - r0) * scaleCols })
+    return {
+      reads,
+      run: ([w, scales, zeroPoints]) => {
+        const o = { w, scales, scaleDtype: s.dtype, out: out + (r0 - a) * cols * 4, rows: r1 - r0, cols,
+          firstRow: perTensor ? 0 : r0, blockRows, blockCols: group, scaleCols }
+        if (fp8) kernels.fp8Block(o)
+        else kernels.int8Block({ ...o, zeroPoints: zp ? zeroPoints : 0 })
+      },
+    }
+  })
+  return { whole: wholeParts, steps }
 }

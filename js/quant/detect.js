@@ -240,6 +240,13 @@ function anchorOf(stored, view) {
     const base = cut('.weight_scale_2')
     if (view.get(`${base}.weight`)?.dtype === 'U8') return { scheme: 'nvfp4-modelopt', name: `${base}.weight`, base, kind: '.weight_scale_2' }
   }
+  if (stored.endsWith('.weight_scale')) {
+    // A scaled FP8 or int8 weight: `X.weight` F8_E4M3 or I8 beside it (ModelOpt's NVFP4 has a
+    // U8 weight there, compressed-tensors' packs no `X.weight` at all).
+    const base = cut('.weight_scale')
+    const dtype = view.get(`${base}.weight`)?.dtype
+    if (dtype === 'F8_E4M3' || dtype === 'I8') return { scheme: dtype === 'I8' ? 'int8' : 'fp8', name: `${base}.weight`, base, kind: '.weight_scale' }
+  }
   if (stored.endsWith('.qweight')) return { scheme: 'gptq-or-awq', name: `${cut('.qweight')}.weight`, base: cut('.qweight'), kind: '.qweight' }
   const bnb = BNB_STATE.exec(stored)
   if (bnb) return { scheme: `bnb-${bnb[1]}`, name: stored.slice(0, bnb.index), base: stored.slice(0, bnb.index), kind: bnb[0] }
@@ -420,6 +427,9 @@ function build(scheme, weight, base, view, config, anchor, infos) {
     }
     case 'gptq-or-awq':
       return gptqOrAwq(weight, base, view, config, method)
+    case 'fp8':
+    case 'int8':
+      return scaled(scheme, weight, base, view, config)
     case 'ct-pack': {
       checkMethod('compressed-tensors')
       const parts = { packed: `${base}.weight_packed`, scale: `${base}.weight_scale`, shape: `${base}.weight_shape` }
@@ -470,6 +480,100 @@ function ctWeights(config) {
   const groups = config?.config_groups
   if (!groups || typeof groups !== 'object') return undefined
   return /** @type {any} */ (Object.values(groups)[0])?.weights
+}
+
+/**
+ * A per-tensor, per-channel or per-group scaled weight: `X.weight` F8_E4M3 (fp8) or I8 (int8)
+ * [out, in] with `X.weight_scale` [] or [1] (tensor), [out, 1] or [out] (channel), or [out, G]
+ * (group), and for int8 an optional `X.weight_zero_point` I8 of the scale's shape. Producers:
+ * compressed-tensors float-quantized and int-quantized, transformers' fbgemm_fp8, ModelOpt FP8,
+ * AutoFP8 (quant_method fp8 without weight_block_size). The activation scales beside it are parts.
+ * @param {string} scheme fp8 | int8 @param {string} weight @param {string} base
+ * @param {TensorView} view @param {Record<string, any> | null} config
+ * @returns {QuantizedWeight}
+ */
+function scaled(scheme, weight, base, view, config) {
+  const fp8 = scheme === 'fp8'
+  const args = scaledConfig(scheme, weight, config)
+  /** @type {Record<string, string>} */
+  const parts = { weight, scale: `${base}.weight_scale` }
+  const w = /** @type {PartInfo} */ (view.get(weight))
+  expect(weight, 'weight', weight, w, [fp8 ? 'F8_E4M3' : 'I8'], 2)
+  const s = /** @type {PartInfo} */ (view.get(parts.scale))
+  expect(weight, 'scale', parts.scale, s, SCALE_DTYPES)
+  const out = Number(w.shape[0])
+  const inF = Number(w.shape[1])
+  const dims = s.shape.map(Number)
+  let strategy
+  if (dims.length === 0 || (dims.length === 1 && dims[0] === 1 && out !== 1) || (dims.length === 2 && dims[0] === 1 && dims[1] === 1 && out !== 1)) {
+    strategy = 'tensor'
+  } else if ((dims.length === 1 && dims[0] === out) || (dims.length === 2 && dims[0] === out && dims[1] === 1)) {
+    strategy = 'channel'
+  } else if (dims.length === 2 && dims[0] === out) {
+    strategy = 'group'
+  } else {
+    throw fail(weight, `the scale part ${JSON.stringify(parts.scale)} of ${JSON.stringify(weight)} has shape [${s.shape.join(', ')}]; ` +
+      `for a [${out}, ${inF}] weight it should be [] or [1] (per tensor), [${out}, 1] (per channel) or [${out}, groups]`)
+  }
+  /** @type {Record<string, any>} */
+  const details = { strategy }
+  if (strategy === 'group') {
+    details.group = groupSize(inF, dims[1], args?.group_size ?? undefined, weight, 'input columns')
+  }
+  const configured = args?.strategy
+  if (configured && configured !== strategy && !(out === 1 && configured === 'channel' && strategy === 'tensor') &&
+    !(configured === 'group' && strategy === 'channel' && args?.group_size >= inF)) {
+    throw mismatch(weight, `the config's strategy is ${JSON.stringify(configured)}, the scale ${JSON.stringify(parts.scale)} of ` +
+      `shape [${s.shape.join(', ')}] is per ${strategy}`)
+  }
+  const zp = view.get(`${base}.weight_zero_point`)
+  if (zp) {
+    parts.zeroPoint = `${base}.weight_zero_point`
+    expect(weight, 'zero point', parts.zeroPoint, zp, [fp8 ? 'F8_E4M3' : 'I8'])
+    sameShape(weight, 'zero point', parts.zeroPoint, zp.shape, dims, 'one per scale:')
+  }
+  if (!fp8) details.symmetric = !zp
+  for (const [role, suffix] of [['inputScale', 'input_scale'], ['inputZeroPoint', 'input_zero_point'], ['inputScaleUb', 'input_scale_ub']]) {
+    if (view.get(`${base}.${suffix}`)) parts[role] = `${base}.${suffix}`
+  }
+  return { name: weight, scheme, shape: [out, inF], parts, details }
+}
+
+/**
+ * The config's word on an fp8 or int8 weight: its quant_method (and format, algorithm, bits,
+ * type) must allow the scheme; returns compressed-tensors' weight args that do, if any.
+ * @param {string} scheme @param {string} weight @param {Record<string, any> | null} config
+ * @returns {Record<string, any> | undefined}
+ */
+function scaledConfig(scheme, weight, config) {
+  const method = config?.quant_method
+  if (!method) return undefined
+  const fp8 = scheme === 'fp8'
+  const methods = fp8 ? ['compressed-tensors', 'fbgemm_fp8', 'modelopt', 'fp8'] : ['compressed-tensors']
+  const disagree = (/** @type {string} */ what) => mismatch(weight, `the tensors of ${JSON.stringify(weight)} are ${scheme} ` +
+    `(${fp8 ? 'F8_E4M3' : 'I8'} with a weight_scale), the config's ${what}`)
+  if (!methods.includes(method)) throw disagree(`quant_method is ${JSON.stringify(method)}`)
+  if (method === 'fp8' && config?.weight_block_size) throw disagree(`weight_block_size ${JSON.stringify(config.weight_block_size)} says FP8 blocks (weight_scale_inv)`)
+  if (method === 'modelopt') {
+    const algo = config?.quant_algo ?? config?.quantization?.quant_algo
+    if (algo !== undefined && algo !== null && !/^FP8/i.test(String(algo))) throw disagree(`quant_algo is ${JSON.stringify(algo)}`)
+  }
+  if (method !== 'compressed-tensors') return undefined
+  const format = config?.format
+  if (format && format !== (fp8 ? 'float-quantized' : 'int-quantized') && format !== 'naive-quantized' && format !== 'mixed-precision')
+    throw disagree(`format is ${JSON.stringify(format)}`)
+  const groups = config?.config_groups
+  if (!groups || typeof groups !== 'object') return undefined
+  const all = Object.values(groups).map((g) => /** @type {any} */ (g)?.weights).filter((a) => a && typeof a === 'object')
+  if (all.length === 0) return undefined
+  const type = fp8 ? 'float' : 'int'
+  const fits = all.filter((a) => (a.num_bits ?? 8) === 8 && (a.type ?? type) === type)
+  if (fits.length === 0) {
+    throw disagree(`config_groups quantize weights as ${all.map((a) => `${a.num_bits}-bit ${a.type}`).join(', ')}, not 8-bit ${type}`)
+  }
+  // Several groups that fit (a mixed-precision config): which one is this weight's is the
+  // targets' business, so their strategy and group size are not checked.
+  return fits.length === 1 ? fits[0] : undefined
 }
 
 /** @param {Record<string, any> | null} config @param {string} weight @param {number} bits */

@@ -21,6 +21,8 @@ const SCALE_DTYPES = { F32: 0, F16: 1, BF16: 2, F8_E4M3: 3 }
  *   variant: 'simd' | 'nosimd',
  *   fp8Block(o: { w: number, scales: number, scaleDtype: ScaleDtype, out: number, rows: number, cols: number,
  *     firstRow: number, blockRows: number, blockCols: number, scaleCols: number }): void,
+ *   int8Block(o: { w: number, scales: number, scaleDtype: ScaleDtype, zeroPoints?: number, out: number, rows: number,
+ *     cols: number, firstRow: number, blockRows: number, blockCols: number, scaleCols: number }): void,
  *   mxfp4(o: { blocks: number, scales: number, out: number, groups: number }): void,
  *   nvfp4(o: { packed: number, scales: number, out: number, rows: number, cols: number, group: number,
  *     scaleCols: number, globalScale: number, divide: boolean, positiveZero?: boolean }): void,
@@ -93,6 +95,8 @@ async function instantiate(core, variant) {
     variant,
     fp8Block: (o) => k.fp8Block(o.w, o.scales, scale(o.scaleDtype), o.out, o.rows, o.cols, o.firstRow, o.blockRows,
       o.blockCols, o.scaleCols),
+    int8Block: (o) => k.int8Block(o.w, o.scales, scale(o.scaleDtype), o.zeroPoints ?? 0, o.out, o.rows, o.cols,
+      o.firstRow, o.blockRows, o.blockCols, o.scaleCols),
     mxfp4: (o) => k.mxfp4(o.blocks, o.scales, o.out, o.groups),
     // positiveZero: code 8 gives +0 (ModelOpt's e2m1 table), not -0 (compressed-tensors'); by
     // default as the producer that multiplies (ModelOpt) or divides (compressed-tensors) does.

@@ -10,15 +10,6 @@ using namespace st::quant;
 namespace {
 
 #ifdef __wasm_simd128__
-template <bool kTwo>
-uint32_t fp8Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
-  const v128_t p = wasm_f32x4_splat(sc.p);
-  const v128_t q = wasm_f32x4_splat(sc.q);
-  uint32_t i = 0;
-  for (; i + 16 <= n; i += 16) e4m3x16<kTwo>(wasm_v128_load(src + i), dst + i, p, q);
-  return i;
-}
-
 template <bool kTwo, bool kPlus>
 uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
   const v128_t p = wasm_f32x4_splat(sc.p);
@@ -49,10 +40,36 @@ uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
 void fp8Run(const uint8_t* src, float* dst, uint32_t n, float s) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
-  const Scaling sc = scaling(e4m3Bias(), s);
-  i = sc.p == 1.0f ? fp8Simd<false>(src, dst, n, sc) : fp8Simd<true>(src, dst, n, sc);
+  const v128_t sv = wasm_f32x4_splat(s);
+  for (; i + 16 <= n; i += 16) e4m3x16Scaled(wasm_v128_load(src + i), dst + i, sv);
 #endif
   for (; i < n; i++) dst[i] = e4m3(src[i]) * s;
+}
+
+// n int8 values minus zp, times s: (q - zp) is exact in float32, so one rounding.
+void int8Run(const int8_t* src, float* dst, uint32_t n, int32_t zp, float s) {
+  uint32_t i = 0;
+#ifdef __wasm_simd128__
+  // q - zp + 256 (1..511) as the low half of a float whose high half is 0x4B00 is 2^23 + 256 +
+  // (q - zp) exactly; minus 2^23 + 256, exactly q - zp. (clang turns an int16 to float32
+  // conversion written with extends into a lane-by-lane one.)
+  const v128_t offset = wasm_i16x8_splat(int16_t(256 - zp));
+  const v128_t high = wasm_i16x8_splat(0x4B00);
+  const v128_t base = wasm_f32x4_splat(8388608.0f + 256.0f);
+  const v128_t sv = wasm_f32x4_splat(s);
+  for (; i + 16 <= n; i += 16) {
+    const v128_t b = wasm_v128_load(src + i);
+    const v128_t lo = wasm_i16x8_add(wasm_i16x8_extend_low_i8x16(b), offset);
+    const v128_t hi = wasm_i16x8_add(wasm_i16x8_extend_high_i8x16(b), offset);
+    const v128_t f[4] = {wasm_i16x8_shuffle(lo, high, 0, 8, 1, 9, 2, 10, 3, 11),
+                         wasm_i16x8_shuffle(lo, high, 4, 12, 5, 13, 6, 14, 7, 15),
+                         wasm_i16x8_shuffle(hi, high, 0, 8, 1, 9, 2, 10, 3, 11),
+                         wasm_i16x8_shuffle(hi, high, 4, 12, 5, 13, 6, 14, 7, 15)};
+    for (int k = 0; k < 4; k++)
+      wasm_v128_store(dst + i + 4 * k, wasm_f32x4_mul(wasm_f32x4_sub(f[k], base), sv));
+  }
+#endif
+  for (; i < n; i++) dst[i] = float(int32_t(src[i]) - zp) * s;
 }
 
 // Code 8 as 0 when plus (ModelOpt's +0).
@@ -175,6 +192,24 @@ void st_quant_fp8_block(const uint8_t* w, const void* scales, uint32_t scaleDtyp
     for (uint32_t c = 0; c < cols; c += blockCols, cb++) {
       const uint32_t n = cols - c < blockCols ? cols - c : blockCols;
       fp8Run(src + c, dst + c, n, scaleAt(scales, scaleDtype, scaleRow + cb));
+    }
+  }
+}
+
+void st_quant_int8_block(const int8_t* w, const void* scales, uint32_t scaleDtype,
+                         const int8_t* zeroPoints, float* out, uint32_t rows, uint32_t cols,
+                         uint32_t firstRow, uint32_t blockRows, uint32_t blockCols,
+                         uint32_t scaleCols) {
+  const uint32_t firstBlock = firstRow / blockRows;
+  for (uint32_t r = 0; r < rows; r++) {
+    const uint64_t scaleRow = uint64_t((firstRow + r) / blockRows - firstBlock) * scaleCols;
+    const int8_t* src = w + uint64_t(r) * cols;
+    float* dst = out + uint64_t(r) * cols;
+    uint32_t cb = 0;
+    for (uint32_t c = 0; c < cols; c += blockCols, cb++) {
+      const uint32_t n = cols - c < blockCols ? cols - c : blockCols;
+      const int32_t zp = zeroPoints ? int32_t(zeroPoints[scaleRow + cb]) : 0;
+      int8Run(src + c, dst + c, n, zp, scaleAt(scales, scaleDtype, scaleRow + cb));
     }
   }
 }

@@ -9,18 +9,20 @@
 
 namespace st::quant {
 
-// 2^120 and 2^126: the distances between the small formats' exponent biases and float32's.
-inline float e4m3Bias() { return asFloat(uint32_t(120 + 127) << 23); }
+// 2^126: the distance between FP4's exponent bias and float32's.
 inline float fp4Bias() { return asFloat(uint32_t(126 + 127) << 23); }
 
-// E4M3FN: bits 0-6 moved to float32's exponent and mantissa (subnormals included) times 2^120;
-// no infinities; NaN at 0x7F and 0xFF, as PyTorch widens it: 0x7FF00000 with the sign (the
-// mantissa bits in place; a quiet NaN that multiplications carry through on common engines).
+// E4M3FN by integer operations: a normal code's exponent rebiased by 120 (bits 0-6 moved to
+// float32's exponent and mantissa), a subnormal's mantissa times 2^-9 (exact); no infinities; NaN
+// at 0x7F and 0xFF, as PyTorch widens it: 0x7FF00000 with the sign (the mantissa bits in place; a
+// quiet NaN that multiplications carry through on common engines). No subnormal float is
+// multiplied (slow on x86).
 inline float e4m3(uint32_t b) {
-  uint32_t magnitude = b & 0x7F;
-  if (magnitude == 0x7F) return asFloat(0x7FF00000u | ((b & 0x80) << 24));
-  float v = asFloat(magnitude << 20) * e4m3Bias();
-  return asFloat(asBits(v) | ((b & 0x80) << 24));
+  const uint32_t magnitude = b & 0x7F;
+  const uint32_t sign = (b & 0x80) << 24;
+  if (magnitude == 0x7F) return asFloat(0x7FF00000u | sign);
+  if (magnitude >= 8) return asFloat(sign | ((magnitude << 20) + (120u << 23)));
+  return asFloat(asBits(float(magnitude) * asFloat(uint32_t(118) << 23)) | sign);
 }
 
 // FP4 E2M1 (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives): bits 0-2 moved to float32's

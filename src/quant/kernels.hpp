@@ -27,6 +27,14 @@ void st_quant_fp8_block(const uint8_t* w, const void* scales, uint32_t scaleDtyp
                         uint32_t rows, uint32_t cols, uint32_t firstRow, uint32_t blockRows,
                         uint32_t blockCols, uint32_t scaleCols);
 
+// As fp8Block, for int8: out = float(w - zeroPoint) * scale, a zero point (int8, 0 when
+// zeroPoints is null) per scale, at the same index.
+ST_QUANT_EXPORT(int8Block)
+void st_quant_int8_block(const int8_t* w, const void* scales, uint32_t scaleDtype,
+                         const int8_t* zeroPoints, float* out, uint32_t rows, uint32_t cols,
+                         uint32_t firstRow, uint32_t blockRows, uint32_t blockCols,
+                         uint32_t scaleCols);
+
 // Per group g: 16 bytes -> 32 values (low nibble first), times 2^(scales[g] - 127) (ldexp).
 ST_QUANT_EXPORT(mxfp4)
 void st_quant_mxfp4(const uint8_t* blocks, const uint8_t* scales, float* out, uint32_t groups);

@@ -26,26 +26,58 @@ inline void storeUpperHalves(v128_t lo, v128_t hi, float* dst, v128_t p, v128_t 
   }
 }
 
-// 16 E4M3FN bytes: float bits (b & 0x7F) << 20 with the sign of bit 7 (0x7FF00000 | sign for
-// NaN, as e4m3()), times p then q.
-template <bool kTwo>
-inline void e4m3x16(v128_t b, float* dst, v128_t p, v128_t q) {
-  v128_t nan = wasm_i8x16_eq(wasm_v128_and(b, wasm_i8x16_splat(0x7F)), wasm_i8x16_splat(0x7F));
-  // Byte-wise shifts through 16-bit ones (native on x86 and ARM; 8-bit ones are emulated), masked
-  // so that no bit crosses into the other byte of the pair.
-  v128_t lo = wasm_i16x8_shl(wasm_v128_and(b, wasm_i8x16_splat(0x0F)), 4);
-  v128_t hi = wasm_v128_or(wasm_v128_and(b, wasm_i8x16_splat(char(0x80))),
-                           wasm_v128_and(wasm_u16x8_shr(b, 4), wasm_i8x16_splat(7)));
-  hi = wasm_v128_bitselect(wasm_v128_or(b, wasm_i8x16_splat(0x7F)), hi, nan);
-  lo = wasm_v128_or(lo, wasm_v128_and(nan, wasm_i8x16_splat(char(0xF0))));
-  storeUpperHalves<kTwo>(lo, hi, dst, p, q);
+// E4M3FN codes, one per 32-bit lane, as float32 values by integer operations (as e4m3()): a
+// normal code's exponent rebiased by 120, a subnormal's mantissa m converted and times 2^-9
+// (exact), NaN 0x7FF00000; then the sign. No subnormal float reaches a multiply: on x86 each
+// one costs a microcode assist, and a quarter of random bytes' vectors hold one.
+inline v128_t e4m3Lanes(v128_t u) {
+  const v128_t magnitude = wasm_v128_and(u, wasm_i32x4_splat(0x7F));
+  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(u, wasm_i32x4_splat(0x80)), 24);
+  const v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(magnitude, 20), wasm_i32x4_splat(120 << 23));
+  const v128_t sub =
+      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(magnitude),
+                     wasm_f32x4_splat(__builtin_bit_cast(float, uint32_t(118) << 23)));
+  v128_t v = wasm_v128_bitselect(sub, normal, wasm_u32x4_lt(magnitude, wasm_i32x4_splat(8)));
+  v = wasm_v128_bitselect(wasm_i32x4_splat(0x7FF00000), v,
+                          wasm_i32x4_eq(magnitude, wasm_i32x4_splat(0x7F)));
+  return wasm_v128_or(v, sign);
+}
+
+// 16 E4M3FN bytes times s (one rounding: the values are exact), stored at dst. The upper
+// halves of the values' float32 bits are made byte by byte (as e4m3(): a normal code's exponent
+// rebiased by 120, a subnormal's m * 2^-9 from a table of eight, NaN 0x7FF00000 with the sign),
+// so no subnormal float reaches a multiply.
+inline void e4m3x16Scaled(v128_t b, float* dst, v128_t s) {
+  // Byte-wise shifts through 16-bit ones, masked so that no bit crosses into the other byte.
+  const v128_t e = wasm_v128_and(wasm_u16x8_shr(b, 3), wasm_i8x16_splat(15));
+  const v128_t m = wasm_v128_and(b, wasm_i8x16_splat(7));
+  const v128_t sign = wasm_v128_and(b, wasm_i8x16_splat(char(0x80)));
+  const v128_t biased = wasm_i8x16_add(e, wasm_i8x16_splat(120));  // 120..135, as bytes
+  v128_t hi = wasm_v128_or(sign, wasm_v128_and(wasm_u16x8_shr(biased, 1), wasm_i8x16_splat(0x7F)));
+  v128_t lo = wasm_v128_or(wasm_i16x8_shl(wasm_v128_and(biased, wasm_i8x16_splat(1)), 7),
+                           wasm_i16x8_shl(m, 4));
+  // m * 2^-9, m = 0..7: float32 bits 0x0000, 0x3B00, 0x3B80, 0x3BC0, 0x3C00, 0x3C20, 0x3C40,
+  // 0x3C60 (upper halves).
+  const v128_t subHi =
+      wasm_i8x16_make(0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C, 0, 0, 0, 0, 0, 0, 0, 0);
+  const v128_t subLo =
+      wasm_i8x16_make(0, 0, char(0x80), char(0xC0), 0, 0x20, 0x40, 0x60, 0, 0, 0, 0, 0, 0, 0, 0);
+  const v128_t sub = wasm_i8x16_eq(e, wasm_i8x16_splat(0));
+  hi = wasm_v128_bitselect(wasm_v128_or(sign, wasm_i8x16_swizzle(subHi, m)), hi, sub);
+  lo = wasm_v128_bitselect(wasm_i8x16_swizzle(subLo, m), lo, sub);
+  const v128_t nan =
+      wasm_i8x16_eq(wasm_v128_and(b, wasm_i8x16_splat(0x7F)), wasm_i8x16_splat(0x7F));
+  hi = wasm_v128_bitselect(wasm_v128_or(sign, wasm_i8x16_splat(0x7F)), hi, nan);
+  lo = wasm_v128_bitselect(wasm_i8x16_splat(char(0xF0)), lo, nan);
+  storeUpperHalves<false>(lo, hi, dst, s, s);
 }
 
 // 16 FP4 E2M1 codes (0-15, one a byte): float bits (n & 7) << 22 with the sign of bit 3, times p
 // then q.
 template <bool kTwo>
 inline void fp4x16(v128_t n, float* dst, v128_t p, v128_t q) {
-  // Byte-wise shifts through 16-bit ones, masked as in e4m3x16.
+  // Byte-wise shifts through 16-bit ones (native on x86 and ARM; 8-bit ones are emulated), masked
+  // so that no bit crosses into the other byte of the pair.
   v128_t lo = wasm_i16x8_shl(wasm_v128_and(n, wasm_i8x16_splat(3)), 6);
   v128_t hi = wasm_v128_or(wasm_i16x8_shl(wasm_v128_and(n, wasm_i8x16_splat(8)), 4),
                            wasm_v128_and(wasm_u16x8_shr(n, 2), wasm_i8x16_splat(1)));
@@ -74,14 +106,7 @@ inline v128_t nibblesHigh(v128_t lo, v128_t hi) {
 
 // Four E4M3FN bytes (the low 32 bits of b) to four floats, as e4m3() does.
 inline v128_t e4m3x4(v128_t b) {
-  v128_t u = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(b));
-  v128_t magnitude = wasm_v128_and(u, wasm_i32x4_splat(0x7F));
-  v128_t sign = wasm_i32x4_shl(wasm_v128_and(u, wasm_i32x4_splat(0x80)), 24);
-  v128_t v = wasm_f32x4_mul(wasm_i32x4_shl(magnitude, 20),
-                            wasm_f32x4_splat(__builtin_bit_cast(float, uint32_t(247) << 23)));
-  v = wasm_v128_or(v, sign);
-  v128_t nan = wasm_i32x4_eq(magnitude, wasm_i32x4_splat(0x7F));
-  return wasm_v128_bitselect(wasm_v128_or(sign, wasm_i32x4_splat(0x7FF00000)), v, nan);
+  return e4m3Lanes(wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(b)));
 }
 
 }  // namespace st::quant

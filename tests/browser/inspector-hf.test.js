@@ -67,8 +67,8 @@ test('a repo id opens: every tensor in the table, a tensor view loads, one resol
   await waitOpened(page)
   assert.equal(await page.textContent('#summary-title'), 'org/tiny-llama')
   assert.equal(await page.textContent('.summary .badge'), 'Hugging Face Hub file')
-  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
-  assert.equal(await page.textContent('#tensor-count'), `${expected.tensors} tensors`)
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.rows)
+  assert.equal(await page.textContent('#tensor-count'), `${expected.rows} tensors`)
   const tiles = await page.$$eval('.tile', (els) => els.map((e) => e.textContent))
   assert.match(tiles[0] ?? '', new RegExp(`${sampleBytes.length.toLocaleString('en-US')} bytes`))
   assert.match(tiles[3] ?? '', new RegExp(expected.parameters.toLocaleString('en-US')))
@@ -138,7 +138,7 @@ test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and h
   await page.goto(pageUrl({ hf: 'org/sharded-llama', tensor: NORM }))
   await waitOpened(page)
   assert.equal(await page.textContent('.summary .badge'), `sharded · ${expected.shards} shards`)
-  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.rows)
   await page.waitForFunction((n) => document.querySelector('#tensor-title')?.textContent === n, NORM)
   assert.equal(await page.inputValue('#repo-input'), 'org/sharded-llama')
   assert.ok(hub.stats.hubLog.some((e) => e.file === INDEX_NAME && e.status === 200))
@@ -154,7 +154,7 @@ test('?hf= opens a sharded repo on load; hf:// in the URL field, revisions and h
   // A huggingface.co page link in the repo field: the same file, from the configured Hub.
   await openRepo(page, 'https://huggingface.co/org/tiny-llama/blob/main/model.safetensors')
   await page.waitForFunction(() => document.querySelector('#summary-title')?.textContent === 'org/tiny-llama@main/model.safetensors')
-  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.tensors)
+  assert.equal(await page.locator('#panel-table tbody tr').count(), expected.rows)
   await done()
 })
 

@@ -14,6 +14,8 @@ import { open, serialize } from '../../js/node.js'
 import { startServer } from '../servers/static-server.js'
 import { startHub } from '../js/hub-server.js'
 import { sameStats, shownStats } from './inspector-stats.js'
+import { serveSample, sampleFixture } from './inspector-setup.js'
+import { FP8_LAYER } from '../fixtures/make-sample.js'
 import { launchChromium, newPage, showSourceInputs, skip, waitOpened } from './chromium.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/inspector/', import.meta.url))
@@ -48,7 +50,9 @@ let quantBytes
 /** What the page must show, worked out in Node with the library. */
 const expected = /** @type {{ stored: number, parameters: number, big: import('../../js/index.js').Stats,
   bigRows: import('../../js/index.js').Stats, small: import('../../js/index.js').Stats, bigRead: number, bigWeight: number,
-  bigScales: number }} */ ({})
+  bigScales: number, sampleFp8: import('../../js/index.js').Stats }} */ ({})
+/** The bundled sample's F8_E4M3 weight with a per-tensor weight_scale: an fp8 weight. */
+const SAMPLE_FP8 = `model.layers.${FP8_LAYER}.mlp.down_proj.weight`
 
 /** E4M3FN bytes from a pattern, avoiding the NaN codes 0x7F and 0xFF. @param {number} n @param {number} seed */
 function e4m3(n, seed) {
@@ -120,6 +124,13 @@ before(async () => {
   server.addFile(FAILING, quantBytes)
   server.addFile('/failing/config.json', json(CONFIG))
   server.addQuirks('/failing/config.json', { auth: 'Bearer nobody' })
+  const sample = await sampleFixture()
+  serveSample(server, sample)
+  const g = /** @type {import('../../js/index.js').SafetensorsFile} */ (await open(sample.bytes))
+  const fp8 = await g.dequantize(SAMPLE_FP8)
+  expected.sampleFp8 = fp8.stats({ bins: 64 })
+  fp8.dispose()
+  await g.close()
   server.addFile(PLAIN, await serialize({ 'a.weight': { dtype: 'F32', shape: [4, 4], data: new Float32Array(16).fill(1) } }))
   await mkdir(ARTIFACTS, { recursive: true })
   browser = await launchChromium()
@@ -266,6 +277,28 @@ test('a small quantized weight is decoded whole; a part can be selected and show
   assert.equal(await page.textContent('.tensor-head .chip:first-child dd'), 'F8_E4M3')
   assert.equal(await page.getAttribute(`#panel-table tr[data-part="${SMALL}"]`, 'aria-selected'), 'true')
   assert.equal(await page.getAttribute(`#panel-table tr[data-name="${SMALL}"]`, 'aria-selected'), 'false')
+  await done()
+})
+
+test('the bundled sample\'s FP8 layer is an fp8 weight: one row with its badge, its real values (not the codes up to 448)', { skip }, async () => {
+  const { page, done } = await newPage(browser)
+  await page.goto(server.pageUrl())
+  await page.click('#sample-button')
+  await waitOpened(page)
+  await page.waitForSelector(`#panel-table tr[data-name="${SAMPLE_FP8}"] .scheme-badge`)
+  assert.equal(await page.locator(`#panel-table tr[data-name="${SAMPLE_FP8}"] .scheme-badge`).textContent(), 'fp8')
+  assert.equal(await page.locator(`#panel-table tr[data-name="${SAMPLE_FP8}_scale"]`).count(), 0, 'the scale folds under its weight')
+  assert.ok(await page.isHidden('#notice'), 'no config needed, no notice')
+  const legend = await page.textContent('.dtype-legend') ?? ''
+  assert.match(legend, /fp8/)
+  assert.doesNotMatch(legend, /F8_E4M3/, 'the stored codes are not counted as F8_E4M3 parameters')
+  await selectWeight(page, SAMPLE_FP8)
+  await page.waitForSelector('.stats-grid')
+  assert.match(await page.textContent('.loaded-line') ?? '', /^The whole weight, dequantized \(fp8 to F32\), shape \[128, 352\]/)
+  sameStats(await shownStats(page), expected.sampleFp8, SAMPLE_FP8)
+  assert.ok(expected.sampleFp8.max < 1 && expected.sampleFp8.min > -1, `real values: ${expected.sampleFp8.min}..${expected.sampleFp8.max}`)
+  assert.match(await page.textContent('.quant-parts') ?? '', /Decoded from 2 stored tensors/)
+  await page.locator('#tensor-view').screenshot({ path: join(ARTIFACTS, 'quant-sample-fp8.png') })
   await done()
 })
 

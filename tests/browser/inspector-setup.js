@@ -83,7 +83,12 @@ export async function sampleFixture() {
     const t = await f.tensor(DOWN_PROJ)
     const downProj = t.stats({ bins: 64 })
     t.dispose()
-    const expected = { tensors: f.names.length, parameters: f.parameterCount().total, downProj }
+    // The table's rows: a quantized weight's parts (its FP8 layer's weight_scale) fold under it.
+    const folded = new Set(f.quantized().flatMap((q) => Object.values(q.parts).filter((p) => p !== q.name)))
+    // The tree's leaves: each row, and under a quantized weight a leaf for each of its parts.
+    const leaves = f.names.length - folded.size + f.quantized().reduce((n, q) => n + Object.keys(q.parts).length, 0)
+    const expected = { tensors: f.names.length, rows: f.names.length - folded.size, leaves, quantized: f.quantized().length,
+      parameters: f.parameterCount().total, downProj }
     return { bytes, shardFiles: await shardSample(f), expected }
   } finally {
     await f.close()

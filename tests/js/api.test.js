@@ -758,7 +758,8 @@ describe('the sample model', () => {
         assert.ok(names.has(`model.layers.${l}.input_layernorm.weight`))
         assert.ok(names.has(`model.layers.${l}.post_attention_layernorm.weight`))
       }
-      assert.deepEqual(new Set(Object.keys(f.parameterCount().byDtype)), new Set(['F32', 'F16', 'BF16', 'I64', 'F8_E4M3']))
+      assert.deepEqual(new Set(Object.keys(f.parameterCount().byDtype)), new Set(['F32', 'F16', 'BF16', 'I64']))
+      assert.deepEqual(f.parameterCount().byScheme, { fp8: config.hidden_size * config.intermediate_size })
 
       for (const [name, dtype] of [['model.embed_tokens.weight', 'BF16'], ['model.layers.1.mlp.up_proj.weight', 'F16'], ['lm_head.weight', 'F32']]) {
         const t = await f.tensor(name)
@@ -789,6 +790,12 @@ describe('the sample model', () => {
         assert.ok(err <= Math.abs(fp8Source[i]) / 16 + k * 2 ** -10, `element ${i}: ${w[i] * k} vs ${fp8Source[i]}`)
       }
       assert.equal(maxAbs, 448, 'the largest weight maps to the F8 maximum')
+      // As an fp8 weight (per-tensor scale, no config): dequantize gives e4m3 * scale, one float32 rounding.
+      assert.deepEqual(f.quantized().map((e) => [e.name, e.scheme, e.details]), [[`${p}.weight`, 'fp8', { strategy: 'tensor' }]])
+      const d = await f.dequantize(`${p}.weight`)
+      assert.deepEqual(d.shape, q.shape)
+      for (let i = 0; i < w.length; i++) if (d.data[i] !== Math.fround(w[i] * k) && !Number.isNaN(w[i])) assert.fail(`dequantized element ${i}: ${d.data[i]}, expected ${Math.fround(w[i] * k)}`)
+      d.dispose()
       await f.close()
     } finally {
       await rm(dir, { recursive: true })

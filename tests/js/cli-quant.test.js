@@ -10,7 +10,8 @@ import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile as fsW
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ShardedFile, castTensor, open } from '../../js/node.js'
+import { ShardedFile, castTensor, open, serialize } from '../../js/node.js'
+import { FP8_LAYER, sampleModel } from '../fixtures/make-sample.js'
 import { formatShape } from '../../js/format.js'
 import { dequantizeCheckpoint } from '../../js/cli/convert.js'
 import { dequantizedStats, leadingRange, pieces } from '../../js/cli/quant.js'
@@ -232,6 +233,26 @@ test('stats of a logical name: the statistics of f.dequantize(), every scheme', 
   assert.match(text.stdout, /^model\.layers\.0\.mlp\.down_proj\.weight {2}fp8-block, dequantized to F32 \[300, 200\] {2}60,000 values, /)
   const raw = await run('stats', pathOf('fp8'), 'model.layers.0.mlp.down_proj.weight', '--raw', '--json')
   assert.equal(JSON.parse(raw.stdout).tensors[0].dtype, 'F8_E4M3')
+})
+
+test('the bundled sample: inspect lists its FP8 layer as fp8, stats shows its real values (no config needed)', async () => {
+  const sample = sampleModel()
+  const path = join(dir, 'sample.safetensors')
+  await fsWriteFile(path, await serialize(sample.tensors, { metadata: sample.metadata }))
+  const name = `model.layers.${FP8_LAYER}.mlp.down_proj.weight`
+  const shape = [sample.config.hidden_size, sample.config.intermediate_size]
+  const r = await run('inspect', path)
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /^quantized {3}1 weight \(/m)
+  assert.match(r.stdout, new RegExp(`^${name.replace(/\./g, '\\.')}\\s+fp8\\s+\\[${shape.join(', ')}\\]\\s`, 'm'))
+  const stats = await run('stats', path, name, '--json')
+  assert.equal(stats.code, 0, stats.stderr)
+  const got = JSON.parse(stats.stdout).tensors[0]
+  assert.equal(got.scheme, 'fp8')
+  let maxAbs = 0
+  for (const v of sample.fp8Source) maxAbs = Math.max(maxAbs, Math.abs(v))
+  // the largest code, 448, times the scale maxAbs / 448: the source's largest value, not 448
+  assert.ok(Math.abs(Math.max(-got.min, got.max) - maxAbs) <= maxAbs * 1e-6, `${got.min}..${got.max}, source amax ${maxAbs}`)
 })
 
 test('stats --slice of a quantized weight: rows of its leading dimension, as dequantize({ slice })', async () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { serialize } from '../../js/node.js'
+import { FP8_LAYER } from '../fixtures/make-sample.js'
 
 const CLI = fileURLToPath(new URL('../../js/cli/main.js', import.meta.url))
 const MAKE_SAMPLE = fileURLToPath(new URL('../fixtures/make-sample.js', import.meta.url))
@@ -81,10 +82,17 @@ test('inspect --json on the sample model made by tests/fixtures/make-sample.js',
   const bytes = new Uint8Array(await readFile(path))
   const r = run(CLI, 'inspect', path, '--json')
   assert.equal(r.code, 0, r.stderr)
-  const doc = JSON.parse(r.stdout)
+  const { quantized, parameters, ...doc } = JSON.parse(r.stdout)
   assert.deepEqual(doc, expectedJson(bytes))
   assert.equal(doc.metadata.format, 'pt')
   assert.ok(doc.tensors.some((/** @type {any} */ t) => t.dtype === 'F8_E4M3'))
+  // Its F8_E4M3 layer with a per-tensor weight_scale is an fp8 weight, found without a config.
+  const p = `model.layers.${FP8_LAYER}.mlp.down_proj`
+  const stored = doc.tensors.find((/** @type {any} */ t) => t.name === `${p}.weight`)
+  assert.deepEqual(quantized, [{ name: `${p}.weight`, scheme: 'fp8', shape: stored.shape,
+    parts: { weight: `${p}.weight`, scale: `${p}.weight_scale` }, details: { strategy: 'tensor' } }])
+  assert.deepEqual(parameters.byScheme, { fp8: stored.shape[0] * stored.shape[1] })
+  assert.equal(parameters.byDtype.F8_E4M3, undefined)
   assert.equal(run(MAKE_SAMPLE).code, 2, 'make-sample without a path is a usage error')
 })
 

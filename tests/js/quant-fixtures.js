@@ -619,6 +619,141 @@ function ctPackWeight(prefix, { outF, inF, bits, group, symmetric, seed }) {
   return { tensors, weight: w }
 }
 
+// --- fp8 and int8 (per tensor, channel or group) ----------------------------------------------
+
+/**
+ * The scale units of a [rows, cols] weight: which unit element (r, c) is in, and how many.
+ * @param {'tensor' | 'channel' | 'group'} strategy @param {number} rows @param {number} cols @param {number} group
+ */
+function units(strategy, rows, cols, group) {
+  const groups = Math.ceil(cols / group)
+  const count = strategy === 'tensor' ? 1 : strategy === 'channel' ? rows : rows * groups
+  const at = (/** @type {number} */ r, /** @type {number} */ c) =>
+    strategy === 'tensor' ? 0 : strategy === 'channel' ? r : r * groups + Math.floor(c / group)
+  return { count, at, groups }
+}
+
+/** A float32 as stored in `dtype` (F32 or BF16) and its value. @param {number} v @param {string} dtype */
+const storeScale = (v, dtype) => (dtype === 'BF16' ? { stored: f32ToBf16(v), value: ref.bf16Value(f32ToBf16(v)) } : { stored: F(v), value: F(v) })
+
+/**
+ * compressed-tensors float-quantized / fbgemm_fp8 / ModelOpt FP8: per unit s = amax / 448 (in the
+ * scale's dtype), q = e4m3(x / s).
+ * @param {Float32Array} x @param {number} rows @param {number} cols
+ * @param {'tensor' | 'channel' | 'group'} strategy @param {number} group @param {string} scaleDtype
+ */
+export function encodeFp8Scaled(x, rows, cols, strategy, group, scaleDtype) {
+  const u = units(strategy, rows, cols, group)
+  const amax = new Float64Array(u.count)
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) amax[u.at(r, c)] = Math.max(amax[u.at(r, c)], Math.abs(x[r * cols + c]))
+  const scales = scaleDtype === 'BF16' ? new Uint16Array(u.count) : new Float32Array(u.count)
+  const value = new Float32Array(u.count)
+  amax.forEach((a, k) => {
+    const s = storeScale(a / 448 || 1, scaleDtype)
+    scales[k] = s.stored
+    value[k] = s.value
+  })
+  const weight = new Uint8Array(rows * cols)
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) weight[r * cols + c] = f32ToF8E4M3(F(x[r * cols + c] / value[u.at(r, c)]))
+  return { weight, scales, groups: u.groups }
+}
+
+/**
+ * compressed-tensors int-quantized, 8 bits: per unit, symmetric s = amax / 127.5 and zp 0, else
+ * s = (max - min) / 255 and zp = round(-128 - min / s) in [-128, 127]; q = clamp(round(x / s) + zp).
+ * @param {Float32Array} x @param {number} rows @param {number} cols
+ * @param {'tensor' | 'channel' | 'group'} strategy @param {number} group @param {string} scaleDtype @param {boolean} symmetric
+ */
+export function encodeInt8(x, rows, cols, strategy, group, scaleDtype, symmetric) {
+  const u = units(strategy, rows, cols, group)
+  const lo = new Float64Array(u.count)
+  const hi = new Float64Array(u.count)
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      const k = u.at(r, c)
+      lo[k] = Math.min(lo[k], x[r * cols + c])
+      hi[k] = Math.max(hi[k], x[r * cols + c])
+    }
+  }
+  const scales = scaleDtype === 'BF16' ? new Uint16Array(u.count) : new Float32Array(u.count)
+  const value = new Float32Array(u.count)
+  const zp = new Int8Array(u.count)
+  for (let k = 0; k < u.count; k++) {
+    const s = storeScale((symmetric ? Math.max(-lo[k], hi[k]) / 127.5 : (hi[k] - lo[k]) / 255) || 1e-3, scaleDtype)
+    scales[k] = s.stored
+    value[k] = s.value
+    if (!symmetric) zp[k] = Math.max(-128, Math.min(127, Math.round(-128 - lo[k] / s.value)))
+  }
+  const weight = new Int8Array(rows * cols)
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      const k = u.at(r, c)
+      weight[r * cols + c] = Math.max(-128, Math.min(127, Math.round(x[r * cols + c] / value[k]) + zp[k]))
+    }
+  }
+  return { weight, scales, zeroPoints: symmetric ? null : zp, groups: u.groups }
+}
+
+/** The scale shapes producers store. @type {Record<string, (rows: number, groups: number) => number[]>} */
+const SCALE_SHAPES = {
+  '[]': () => [], '[1]': () => [1], '[out, 1]': (rows) => [rows, 1], '[out, G]': (rows, groups) => [rows, groups],
+}
+const STRATEGY_OF = /** @type {Record<string, 'tensor' | 'channel' | 'group'>} */ ({ '[]': 'tensor', '[1]': 'tensor', '[out, 1]': 'channel', '[out, G]': 'group' })
+
+/**
+ * An fp8 or int8 weight as its producer stores it.
+ * @param {string} prefix @param {{ scheme: 'fp8' | 'int8', rows: number, cols: number, scaleShape: string,
+ *   scaleDtype: string, group?: number, symmetric?: boolean, seed: number,
+ *   inputs?: Record<string, { dtype: string, shape: number[], data: ArrayBufferView }>,
+ *   plant?: (p: { weight: Uint8Array | Int8Array, scales: Float32Array | Uint16Array, zeroPoints: Int8Array | null }) => void }} o
+ *   inputs: activation parts by role (inputScale, inputScaleUb...), stored as `${prefix}.<suffix>`
+ */
+function scaledWeight(prefix, { scheme, rows, cols, scaleShape, scaleDtype, group = cols, symmetric = true, seed, inputs = {}, plant }) {
+  const strategy = STRATEGY_OF[scaleShape]
+  const x = values(seed).normal(rows * cols, 0.02)
+  const enc = scheme === 'fp8' ? { ...encodeFp8Scaled(x, rows, cols, strategy, group, scaleDtype), zeroPoints: null }
+    : encodeInt8(x, rows, cols, strategy, group, scaleDtype, symmetric)
+  plant?.(enc)
+  const name = `${prefix}.weight`
+  const shape = SCALE_SHAPES[scaleShape](rows, enc.groups)
+  /** @type {Record<string, string>} */
+  const parts = { weight: name, scale: `${name}_scale` }
+  /** @type {Record<string, Stored>} */
+  const tensors = {
+    [name]: { dtype: scheme === 'fp8' ? 'F8_E4M3' : 'I8', shape: [rows, cols], data: enc.weight },
+    [parts.scale]: { dtype: scaleDtype, shape, data: enc.scales },
+  }
+  if (enc.zeroPoints) {
+    parts.zeroPoint = `${name}_zero_point`
+    tensors[parts.zeroPoint] = { dtype: 'I8', shape, data: enc.zeroPoints }
+  }
+  const suffixes = /** @type {Record<string, string>} */ ({ inputScale: 'input_scale', inputScaleUb: 'input_scale_ub', inputZeroPoint: 'input_zero_point' })
+  for (const [role, t] of Object.entries(inputs)) {
+    parts[role] = `${prefix}.${suffixes[role]}`
+    tensors[parts[role]] = t
+  }
+  /** @type {Record<string, any>} */
+  const details = { strategy }
+  if (strategy === 'group') details.group = group
+  if (scheme === 'int8') details.symmetric = !enc.zeroPoints
+  /** @type {Weight} */
+  const w = {
+    name, scheme, shape: [rows, cols], parts, details,
+    expected: () => ref.scaled({ weight: enc.weight, rows, cols, scales: ref.scaleBits(scaleDtype, enc.scales), strategy, group, zeroPoints: enc.zeroPoints }),
+  }
+  return { tensors, weight: w }
+}
+
+/** A one-value activation scale. @param {number[]} shape @param {number} v */
+const actScale = (shape, v) => ({ dtype: 'F32', shape, data: new Float32Array([v]) })
+
+/** @param {string} strategy @param {'float' | 'int'} type @param {Record<string, any>} [more] */
+const ctConfig = (strategy, type, more = {}) => ({
+  quant_method: 'compressed-tensors', format: type === 'float' ? 'float-quantized' : 'int-quantized', quantization_status: 'compressed',
+  config_groups: { group_0: { targets: ['Linear'], weights: { num_bits: 8, type, strategy, symmetric: true, dynamic: false, ...more } } },
+  ignore: ['lm_head'],
+})
+
 // --- the fixture files ------------------------------------------------------------------------
 
 /**
@@ -706,6 +841,43 @@ export function fixtures() {
   const ct8 = ctPackWeight('model.layers.0.mlp.down_proj', { outF: 36, inF: 203, bits: 8, group: 203, symmetric: false, seed: 72 })
   const ct4s = ctPackWeight('model.layers.0.mlp.gate_proj', { outF: 40, inF: 96, bits: 4, group: 32, symmetric: true, seed: 73 })
 
+  const fp8Channel = scaledWeight('model.layers.0.mlp.down_proj', { scheme: 'fp8', rows: 300, cols: 200, scaleShape: '[out, 1]', scaleDtype: 'BF16', seed: 91,
+    inputs: { inputScale: actScale([1], F(0.0173)) },
+    plant: ({ weight, scales }) => {
+      // the E4M3 extremes (NaN both signs, subnormals, -0, +-448) in rows 0, 127, 260 and 299;
+      // row 5's scale 0, row 6's the smallest BF16 subnormal, row 7's a subnormal
+      E4M3_EXTREMES.forEach((b, k) => { weight[k] = b; weight[127 * 200 + 123 + k] = b; weight[260 * 200 + 5 + k] = b; weight[299 * 200 + 190 + k] = b })
+      for (const r of [5, 6, 7]) E4M3_EXTREMES.forEach((b, k) => { weight[r * 200 + k] = b })
+      scales[5] = 0x0000
+      scales[6] = 0x0001
+      scales[7] = 0x0043
+    } })
+  const fp8ChannelF32 = scaledWeight('model.layers.0.mlp.up_proj', { scheme: 'fp8', rows: 64, cols: 48, scaleShape: '[out, 1]', scaleDtype: 'F32', seed: 92,
+    plant: ({ scales }) => { scales[3] = 2 ** -149; scales[4] = 2 ** -127 } })
+  const fp8Tensor = scaledWeight('model.layers.0.mlp.down_proj', { scheme: 'fp8', rows: 96, cols: 80, scaleShape: '[]', scaleDtype: 'F32', seed: 93,
+    inputs: { inputScale: actScale([], F(0.0021)) }, plant: ({ weight }) => E4M3_EXTREMES.forEach((b, k) => { weight[95 * 80 + 70 + k] = b }) })
+  const fp8TensorSub = scaledWeight('model.layers.0.self_attn.k_proj', { scheme: 'fp8', rows: 32, cols: 64, scaleShape: '[]', scaleDtype: 'F32', seed: 94,
+    inputs: { inputScale: actScale([], F(0.5)) }, plant: ({ weight, scales }) => { scales[0] = 2 ** -140; E4M3_EXTREMES.forEach((b, k) => { weight[k] = b }) } })
+  const fp8TensorZero = scaledWeight('model.layers.0.self_attn.v_proj', { scheme: 'fp8', rows: 32, cols: 64, scaleShape: '[]', scaleDtype: 'F32', seed: 95,
+    inputs: { inputScale: actScale([], F(0.5)) }, plant: ({ weight, scales }) => { scales[0] = 0; E4M3_EXTREMES.forEach((b, k) => { weight[k] = b }) } })
+  const fp8One = scaledWeight('model.layers.0.self_attn.q_proj', { scheme: 'fp8', rows: 40, cols: 72, scaleShape: '[1]', scaleDtype: 'F32', seed: 96,
+    inputs: { inputScale: actScale([1], F(0.03)) } })
+  const fbgemm = scaledWeight('model.layers.0.mlp.gate_proj', { scheme: 'fp8', rows: 48, cols: 64, scaleShape: '[out, 1]', scaleDtype: 'F32', seed: 97,
+    inputs: { inputScaleUb: actScale([1], 1200) } })
+  const fp8Group = scaledWeight('model.layers.0.mlp.gate_proj', { scheme: 'fp8', rows: 40, cols: 160, scaleShape: '[out, G]', scaleDtype: 'BF16', group: 32, seed: 98,
+    plant: ({ weight }) => E4M3_EXTREMES.forEach((b, k) => { weight[39 * 160 + 28 + k] = b }) })
+  const int8Channel = scaledWeight('model.layers.0.mlp.down_proj', { scheme: 'int8', rows: 100, cols: 72, scaleShape: '[out, 1]', scaleDtype: 'BF16', seed: 101,
+    plant: ({ weight, scales }) => { weight[0] = -128; weight[1] = 127; weight[99 * 72 + 71] = -128; scales[2] = 0x0001; scales[3] = 0 } })
+  const int8Group = scaledWeight('model.layers.0.mlp.up_proj', { scheme: 'int8', rows: 36, cols: 96, scaleShape: '[out, G]', scaleDtype: 'BF16', group: 32, symmetric: false, seed: 102,
+    plant: ({ weight, zeroPoints }) => {
+      const zp = /** @type {Int8Array} */ (zeroPoints)
+      weight[0] = -128; weight[1] = 127; weight[32] = -128; weight[33] = 127; weight[35 * 96 + 95] = -128
+      zp[0] = 127; zp[1] = -128; zp[3 * 3 + 2] = -128
+    } })
+  const int8Tensor = scaledWeight('model.layers.0.self_attn.k_proj', { scheme: 'int8', rows: 20, cols: 40, scaleShape: '[1]', scaleDtype: 'F32', symmetric: false, seed: 103,
+    inputs: { inputScale: actScale([1], F(0.01)), inputZeroPoint: { dtype: 'I8', shape: [1], data: new Int8Array([3]) } },
+    plant: ({ weight }) => { weight[0] = -128; weight[1] = 127 } })
+
   const gptqConfig = (/** @type {number} */ bits, /** @type {number} */ group, /** @type {boolean} */ descAct, format = 'gptq') =>
     ({ quant_method: 'gptq', bits, group_size: group, desc_act: descAct, sym: true, checkpoint_format: format })
   const v2Config = gptqConfig(4, 32, false, 'gptq_v2')
@@ -743,6 +915,18 @@ export function fixtures() {
     'bnb-nf4-nested': fixture([nf4Nested], { 'model.norm.weight': plainBf16([70], 14) },
       { quant_method: 'bitsandbytes', load_in_4bit: true, bnb_4bit_quant_type: 'nf4', bnb_4bit_use_double_quant: true, bnb_4bit_compute_dtype: 'bfloat16' }),
     'ct-pack': fixture([ct4, ct8, ct4s], { 'model.layers.0.input_layernorm.weight': plainBf16([196], 15) }),
+    'fp8-channel': fixture([fp8Channel, fp8ChannelF32], {
+      'model.layers.0.input_layernorm.weight': plainBf16([200], 16), 'lm_head.weight': plainBf16([32, 200], 17),
+      'model.layers.0.self_attn.k_scale': actScale([], F(0.02)),
+    }, ctConfig('channel', 'float')),
+    'fp8-tensor': fixture([fp8Tensor, fp8TensorSub, fp8TensorZero, fp8One], { 'model.norm.weight': plainBf16([80], 18) },
+      { quant_method: 'modelopt', quant_algo: 'FP8', kv_cache_quant_algo: null }),
+    'fp8-fbgemm': fixture([fbgemm], { 'model.layers.0.mlp.gate_proj.bias': plainBf16([48], 19) },
+      { quant_method: 'fbgemm_fp8', activation_scale_ub: 1200.0, modules_to_not_convert: ['lm_head'] }),
+    'fp8-group': fixture([fp8Group], { 'model.norm.weight': plainBf16([160], 20) }, ctConfig('group', 'float', { group_size: 32 })),
+    'int8-channel': fixture([int8Channel], { 'model.norm.weight': plainBf16([72], 21) }, ctConfig('channel', 'int')),
+    'int8-group': fixture([int8Group], { 'model.norm.weight': plainBf16([96], 22) }, ctConfig('group', 'int', { group_size: 32, symmetric: false })),
+    'int8-tensor': fixture([int8Tensor], { 'model.norm.weight': plainBf16([40], 23) }, ctConfig('tensor', 'int', { symmetric: false })),
   }
 }
 
@@ -771,6 +955,14 @@ export function errorFixtures() {
   const wide = gptq({})
   wide.tensors['model.layers.0.self_attn.q_proj.qweight'] = { dtype: 'I32', shape: [64, 64], data: new Int32Array(64 * 64) }
   wide.tensors['model.layers.0.self_attn.q_proj.qzeros'] = { dtype: 'I32', shape: [4, 32], data: new Int32Array(4 * 32) }
+  const fp8 = (/** @type {any} */ o) => scaledWeight('model.layers.0.mlp.down_proj', { scheme: 'fp8', rows: 30, cols: 64, scaleShape: '[out, 1]', scaleDtype: 'F32', seed: 87, ...o })
+  const fp8Scale = fp8({})
+  fp8Scale.tensors['model.layers.0.mlp.down_proj.weight_scale'] = { dtype: 'F32', shape: [7], data: new Float32Array(7).fill(1e-3) }
+  // compressed-tensors' asymmetric FP8 (a nonzero zero point): listed, not decoded
+  const fp8Zp = fp8({})
+  fp8Zp.tensors['model.layers.0.mlp.down_proj.weight_zero_point'] = { dtype: 'F8_E4M3', shape: [30, 1], data: new Uint8Array(30).fill(0x38) }
+  const int8Zp = scaledWeight('model.layers.0.mlp.up_proj', { scheme: 'int8', rows: 30, cols: 64, scaleShape: '[out, 1]', scaleDtype: 'F32', symmetric: false, seed: 88 })
+  int8Zp.tensors['model.layers.0.mlp.up_proj.weight_zero_point'] = { dtype: 'I32', shape: [30, 1], data: new Int32Array(30) }
   const with_ = (/** @type {{ tensors: Record<string, Stored> }} */ q) => ({ ...q.tensors, ...norm })
   return {
     'err-missing-qzeros': { tensors: with_(missing), weight: 'model.layers.0.self_attn.q_proj.weight', code: 'QuantPartMissing', part: 'model.layers.0.self_attn.q_proj.qzeros', inQuantized: false },
@@ -780,6 +972,9 @@ export function errorFixtures() {
     'err-g-idx': { tensors: with_(gidx), weight: 'model.layers.0.self_attn.q_proj.weight', code: 'QuantIndexOutOfRange', part: 'model.layers.0.self_attn.q_proj.g_idx', inQuantized: true },
     'err-quant-state-json': { tensors: with_(badJson), weight: 'model.layers.0.mlp.up_proj.weight', code: 'QuantStateInvalid', part: 'model.layers.0.mlp.up_proj.weight.quant_state.bitsandbytes__nf4', inQuantized: false },
     'err-quant-state-shape': { tensors: with_(badShape), weight: 'model.layers.0.mlp.up_proj.weight', code: 'QuantStateInvalid', part: 'model.layers.0.mlp.up_proj.weight.quant_state.bitsandbytes__nf4', inQuantized: false },
+    'err-fp8-scale-shape': { tensors: with_(fp8Scale), weight: 'model.layers.0.mlp.down_proj.weight', code: 'QuantPartInvalid', part: 'model.layers.0.mlp.down_proj.weight_scale', inQuantized: false },
+    'err-fp8-zero-point': { tensors: with_(fp8Zp), weight: 'model.layers.0.mlp.down_proj.weight', code: 'UnsupportedQuantization', part: 'model.layers.0.mlp.down_proj.weight_zero_point', inQuantized: true },
+    'err-int8-zero-point-dtype': { tensors: with_(int8Zp), weight: 'model.layers.0.mlp.up_proj.weight', code: 'QuantPartInvalid', part: 'model.layers.0.mlp.up_proj.weight_zero_point', inQuantized: false },
     'err-gptq-16-bit': { tensors: with_(wide), weight: 'model.layers.0.self_attn.q_proj.weight', code: 'UnsupportedQuantization', inQuantized: false },
   }
 }
@@ -791,7 +986,7 @@ export function errorFixtures() {
 export function shardedFixture() {
   const all = fixtures()
   /** @type {[keyof typeof all, number][]} which weight of which fixture */
-  const chosen = [['fp8', 0], ['mxfp4', 1], ['gptq4', 0], ['bnb-nf4-nested', 0], ['ct-pack', 0], ['nvfp4-ct', 0]]
+  const chosen = [['fp8', 0], ['mxfp4', 1], ['gptq4', 0], ['bnb-nf4-nested', 0], ['ct-pack', 0], ['nvfp4-ct', 0], ['fp8-tensor', 2], ['int8-tensor', 0]]
   const first = new Set(['weight', 'blocks', 'qweight', 'gIdx', 'packed'])
   /** @type {[Record<string, Stored>, Record<string, Stored>]} */
   const shards = [{}, {}]

@@ -90,6 +90,20 @@ function runAll(core, k) {
     record(`fp8Block ${scaleDtype}`, rows * cols, (out) =>
       k.fp8Block({ w, scales: s, scaleDtype, out, rows, cols, firstRow, blockRows, blockCols, scaleCols }))
   }
+  for (const scaleDtype of /** @type {const} */ (['F32', 'BF16'])) {
+    // per tensor, per channel, per group (a partial last group; tails past the 16-wide SIMD steps)
+    for (const [rows, cols, blockRows, blockCols, firstRow] of [[40, 301, 1000, 301, 0], [37, 300, 1, 300, 3], [29, 150, 1, 32, 2]]) {
+      const scaleCols = Math.ceil(cols / blockCols)
+      const n = Math.ceil((firstRow + rows) / blockRows) * scaleCols
+      const w = bytes(rows * cols)
+      const s = scales(scaleDtype, n)
+      const zeroPoints = bytes(n)
+      for (const zp of [false, true]) {
+        record(`int8Block ${scaleDtype} ${rows}x${cols} ${blockRows}x${blockCols}${zp ? ' zero points' : ''}`, rows * cols, (out) =>
+          k.int8Block({ w, scales: s, scaleDtype, zeroPoints: zp ? zeroPoints : 0, out, rows, cols, firstRow, blockRows, blockCols, scaleCols }))
+      }
+    }
+  }
   {
     const groups = 1001
     const blocks = bytes(groups * 16)
@@ -196,7 +210,7 @@ if (process.env.QUANT_KERNELS_CHILD) {
     const k = await loadKernels(core)
     assert.equal(k.variant, coreVariant())
     assert.equal(await loadKernels(core), k)
-    assert.deepEqual(Object.keys(k).sort(), ['awq', 'ctPack', 'fp8Block', 'gptq', 'mxfp4', 'nf4', 'nf4Absmax', 'nvfp4', 'sha256Blocks', 'variant'])
+    assert.deepEqual(Object.keys(k).sort(), ['awq', 'ctPack', 'fp8Block', 'gptq', 'int8Block', 'mxfp4', 'nf4', 'nf4Absmax', 'nvfp4', 'sha256Blocks', 'variant'])
     assert.throws(() => k.fp8Block({ w: 0, scales: 0, scaleDtype: /** @type {any} */ ('F64'), out: 0, rows: 0, cols: 0,
       firstRow: 0, blockRows: 1, blockCols: 1, scaleCols: 0 }), /no scale type "F64"/)
   })

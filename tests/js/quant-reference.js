@@ -277,3 +277,31 @@ export function ctPack({ packed, scales, zeroPoints, outF, inF, bits, group }) {
   }
   return out
 }
+
+/**
+ * fp8 (compressed-tensors float-quantized, fbgemm_fp8, ModelOpt FP8): f32(e4m3(q)) * scale, the
+ * scale of the tensor, of the row, or of the row's group; int8 (compressed-tensors
+ * int-quantized, forward.py _dequantize): (q - zp) * scale, zp 0 when none is stored.
+ * @param {{ weight: Uint8Array | Int8Array, rows: number, cols: number, scales: Uint32Array,
+ *   strategy: 'tensor' | 'channel' | 'group', group?: number, zeroPoints?: Int8Array | null }} p
+ *   scales: float32 bits, one, one a row, or ceil(cols / group) a row; weight Uint8Array: E4M3
+ *   codes, Int8Array: int8 values
+ */
+export function scaled({ weight, rows, cols, scales, strategy, group = cols, zeroPoints = null }) {
+  const out = new Uint32Array(rows * cols)
+  const groups = Math.ceil(cols / group)
+  const fp8 = weight instanceof Uint8Array
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      const k = r * cols + c
+      const at = strategy === 'tensor' ? 0 : strategy === 'channel' ? r : r * groups + Math.floor(c / group)
+      if (fp8) {
+        out[k] = mulBits(e4m3Bits(weight[k]), scales[at])
+      } else {
+        const zp = zeroPoints ? zeroPoints[at] : 0
+        out[k] = mulBits(bitsOf(weight[k] - zp), scales[at])
+      }
+    }
+  }
+  return new Float32Array(out.buffer)
+}

@@ -11,7 +11,7 @@ import { bytesSource, open } from '../../js/node.js'
 import { fails } from './fails.js'
 import * as ref from './quant-reference.js'
 import {
-  E4M3_EXTREMES, NF4_MAP, encodeAwq, encodeCtPack, encodeFp8Block, encodeGptq, encodeMxfp4, encodeNf4, encodeNvfp4,
+  E4M3_EXTREMES, NF4_MAP, encodeAwq, encodeCtPack, encodeFp8Block, encodeFp8Scaled, encodeGptq, encodeInt8, encodeMxfp4, encodeNf4, encodeNvfp4,
   errorFixtures, fixtures, shardedFixture, toBytes,
 } from './quant-fixtures.js'
 import { f32ToF8E4M3, prng } from '../fixtures/make-sample.js'
@@ -136,6 +136,19 @@ function neededRanges(f, w, a, b) {
       rows('weight', a, b, cols)
       const sc = info('scaleInv').shape[1]
       rows('scaleInv', Math.floor(a / bo), Math.floor((b - 1) / bo) + 1, sc * 4)
+      break
+    }
+    case 'fp8':
+    case 'int8': {
+      rows('weight', a, b, cols)
+      const perRow = (/** @type {string} */ role) => info(role).byteLength / w.shape[0]
+      if (w.details.strategy === 'tensor') {
+        whole('scale')
+        if (w.parts.zeroPoint) whole('zeroPoint')
+      } else {
+        rows('scale', a, b, perRow('scale'))
+        if (w.parts.zeroPoint) rows('zeroPoint', a, b, perRow('zeroPoint'))
+      }
       break
     }
     case 'mxfp4':
@@ -357,7 +370,66 @@ describe('the reference decoders against the fixtures\' encoders (no library)', 
     })
   }
 
+  for (const [strategy, scaleDtype] of /** @type {const} */ ([['tensor', 'F32'], ['channel', 'BF16'], ['group', 'BF16']])) {
+    test(`fp8 per ${strategy}, ${scaleDtype} scales: E4M3 values times their scale round-trip`, () => {
+      const random = prng(9)
+      const rows = 12
+      const cols = 80
+      const group = 32
+      const groups = Math.ceil(cols / group)
+      const unit = (/** @type {number} */ r, /** @type {number} */ c) => (strategy === 'tensor' ? 0 : strategy === 'channel' ? r : r * groups + Math.floor(c / group))
+      const n = strategy === 'tensor' ? 1 : strategy === 'channel' ? rows : rows * groups
+      const powers = Array.from({ length: n }, (_, k) => 2 ** -(8 + (k % 5)))
+      const x = new Float32Array(rows * cols)
+      const seen = new Set()
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < cols; c++) {
+          let byte = Math.floor(random() * 256)
+          if ((byte & 0x7f) === 0x7f) byte = 0x01
+          if (!seen.has(unit(r, c))) byte = 0xfe  // the unit's amax, -448
+          seen.add(unit(r, c))
+          x[r * cols + c] = ref.e4m3Value(byte) * powers[unit(r, c)]
+        }
+      }
+      const e = encodeFp8Scaled(x, rows, cols, strategy, group, scaleDtype)
+      const y = ref.scaled({ weight: e.weight, rows, cols, scales: ref.scaleBits(scaleDtype, e.scales), strategy, group })
+      sameBits(y, x, `fp8 ${strategy} round trip`, [rows, cols])
+    })
+  }
+
+  for (const [strategy, symmetric] of /** @type {const} */ ([['tensor', false], ['channel', true], ['group', false]])) {
+    test(`int8 per ${strategy}${symmetric ? ' symmetric' : ', zero points'}: (q - zp) * scale, within a scale of x`, () => {
+      const random = prng(10)
+      const rows = 10
+      const cols = 96
+      const group = 32
+      const x = Float32Array.from({ length: rows * cols }, () => (random() - 0.3) * 0.1)
+      const e = encodeInt8(x, rows, cols, strategy, group, 'BF16', symmetric)
+      const y = ref.scaled({ weight: e.weight, rows, cols, scales: ref.scaleBits('BF16', e.scales), strategy, group, zeroPoints: e.zeroPoints })
+      const groups = Math.ceil(cols / group)
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < cols; c++) {
+          const k = strategy === 'tensor' ? 0 : strategy === 'channel' ? r : r * groups + Math.floor(c / group)
+          const s = ref.bf16Value(/** @type {number} */ (e.scales[k]))
+          const zp = e.zeroPoints ? e.zeroPoints[k] : 0
+          assert.equal(y[r * cols + c], F((e.weight[r * cols + c] - zp) * s))
+          assert.ok(Math.abs(y[r * cols + c] - x[r * cols + c]) <= s, `int8 [${r}, ${c}]`)
+        }
+      }
+    })
+  }
+
   test('the fixtures plant what the issue asks for', () => {
+    const channel = /** @type {Uint8Array} */ (FIXTURES['fp8-channel'].tensors['model.layers.0.mlp.down_proj.weight'].data)
+    for (const b of E4M3_EXTREMES) assert.ok(channel.includes(b), `fp8 E4M3 byte ${b}`)
+    const bf16 = /** @type {Uint16Array} */ (FIXTURES['fp8-channel'].tensors['model.layers.0.mlp.down_proj.weight_scale'].data)
+    assert.ok(bf16.includes(0) && bf16.includes(1), 'fp8 BF16 scales: zero and a subnormal')
+    assert.equal(FIXTURES['fp8-tensor'].tensors['model.layers.0.self_attn.k_proj.weight_scale'].data[0], 2 ** -140)
+    assert.deepEqual(FIXTURES['fp8-tensor'].tensors['model.layers.0.mlp.down_proj.weight_scale'].shape, [])
+    assert.deepEqual(FIXTURES['fp8-tensor'].tensors['model.layers.0.self_attn.q_proj.weight_scale'].shape, [1])
+    const i8 = /** @type {Int8Array} */ (FIXTURES['int8-group'].tensors['model.layers.0.mlp.up_proj.weight'].data)
+    const zp = /** @type {Int8Array} */ (FIXTURES['int8-group'].tensors['model.layers.0.mlp.up_proj.weight_zero_point'].data)
+    assert.ok(i8.includes(-128) && i8.includes(127) && zp.includes(-128) && zp.includes(127), 'int8 and zero point extremes')
     const down = FIXTURES.fp8.tensors['model.layers.0.mlp.down_proj.weight'].data
     for (const b of E4M3_EXTREMES) assert.ok(/** @type {Uint8Array} */ (down).includes(b), `E4M3 byte ${b}`)
     const scales = /** @type {Uint8Array} */ (FIXTURES.mxfp4.tensors['model.layers.0.mlp.experts.gate_up_proj_scales'].data)
@@ -424,7 +496,7 @@ for (const [file, fx] of Object.entries(FIXTURES)) {
         await f.close()
       })
 
-      if (['fp8-block', 'mxfp4', 'nvfp4', 'bnb-nf4', 'ct-pack'].includes(w.scheme)) {
+      if (['fp8-block', 'mxfp4', 'nvfp4', 'bnb-nf4', 'ct-pack', 'fp8', 'int8'].includes(w.scheme)) {
         test(`a slice of ${w.name} reads only the stored rows and scale rows it needs`, async () => {
           const source = countingSource(BYTES[file])
           const f = await open(source, OPTIONS[file])
@@ -497,6 +569,16 @@ describe('the quantization option', () => {
     ['gptq4', { group_size: 128 }, 'group size'],
     ['gptq3', { bits: 4 }, 'bits'],
     ['awq', { group_size: 64 }, 'group size'],
+    ['fp8-channel', { quant_method: 'gptq' }, 'quant_method'],
+    ['fp8-channel', { format: 'int-quantized' }, 'format'],
+    ['fp8-channel', { config_groups: { group_0: { targets: ['Linear'], weights: { num_bits: 8, type: 'int', strategy: 'channel' } } } }, 'weight type'],
+    ['fp8-channel', { config_groups: { group_0: { targets: ['Linear'], weights: { num_bits: 8, type: 'float', strategy: 'tensor' } } } }, 'strategy'],
+    ['fp8-tensor', { quant_algo: 'NVFP4' }, 'quant_algo'],
+    ['fp8-fbgemm', { quant_method: 'fp8', weight_block_size: [128, 128] }, 'block size'],
+    ['fp8-group', { config_groups: { group_0: { targets: ['Linear'], weights: { num_bits: 8, type: 'float', strategy: 'group', group_size: 64 } } } }, 'group size'],
+    ['int8-channel', { quant_method: 'fbgemm_fp8' }, 'quant_method'],
+    ['int8-group', { format: 'float-quantized' }, 'format'],
+    ['int8-tensor', { config_groups: { group_0: { targets: ['Linear'], weights: { num_bits: 4, type: 'int', strategy: 'tensor' } } } }, 'bits'],
     ['nvfp4-ct', { config_groups: { group_0: { targets: ['Linear'], weights: { num_bits: 4, type: 'float', strategy: 'tensor_group', group_size: 32, symmetric: true } } } }, 'group size'],
   ]
   for (const [file, change, what] of mismatches) {
@@ -537,6 +619,45 @@ describe('error codes', () => {
       if (fx.part) assert.ok(e.message.includes(fx.part), `the message names ${fx.part}: ${e.message}`)
       await f.close()
     })
+  }
+})
+
+test('fp8: an all-zero zero point (compressed-tensors saved them for symmetric FP8) decodes as without it', async () => {
+  const fx = FIXTURES['fp8-channel']
+  const w = fx.weights[1]
+  const zp = `${w.name}_zero_point`
+  const f = await open(await toBytes({ ...fx.tensors, [zp]: { dtype: 'F8_E4M3', shape: [w.shape[0], 1], data: new Uint8Array(w.shape[0]).fill(0x80).fill(0, 3) } }))
+  const entry = f.quantized().find((/** @type {any} */ e) => e.name === w.name)
+  assert.equal(entry.parts.zeroPoint, zp)
+  assert.equal(f.parameterCount().byScheme.fp8, count(fx.weights[0].shape) + count(w.shape))
+  const t = await f.dequantize(w.name)
+  sameBits(t.data, w.expected(), w.name, w.shape)
+  t.dispose()
+  await f.close()
+})
+
+test('fp8 and int8 next to the schemes that also have a weight_scale: nvfp4 (ModelOpt, compressed-tensors) and ct-pack', async () => {
+  const fp8 = FIXTURES['fp8-tensor']
+  /** @param {string} prefix */
+  const only = (prefix) => Object.fromEntries(Object.entries(fp8.tensors).filter(([n]) => n.startsWith(prefix)))
+  const k = only('model.layers.0.self_attn.k_proj.')
+  const v = only('model.layers.0.self_attn.v_proj.')
+  const q = only('model.layers.0.self_attn.q_proj.')
+  for (const [files, tensors] of /** @type {[string[], Record<string, any>][]} */ ([
+    [['nvfp4-ct', 'nvfp4-modelopt'], { ...k, ...v, ...q }],
+    [['ct-pack', 'int8-tensor'], { ...v, ...q }],
+  ])) {
+    const weights = [...files.flatMap((file) => FIXTURES[file].weights), ...fp8.weights.filter((w) => tensors[w.name])]
+    const all = { ...tensors }
+    for (const file of files) Object.assign(all, FIXTURES[file].tensors)
+    const f = await open(await toBytes(all))
+    sameList(f.quantized(), weights, [])
+    for (const w of weights) {
+      const t = await f.dequantize(w.name)
+      sameBits(t.data, w.expected(), `${files} ${w.name}`, w.shape)
+      t.dispose()
+    }
+    await f.close()
   }
 })
 

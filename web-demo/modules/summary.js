@@ -19,7 +19,8 @@ const DTYPE_COLOURS = /** @type {Record<string, string>} */ ({
 })
 /** A colour per quantization scheme, in the same bar. */
 const SCHEME_COLOURS = /** @type {Record<string, string>} */ ({
-  'fp8-block': '#d9480f', mxfp4: '#c2255c', nvfp4: '#9c36b5', gptq: '#0c8599', awq: '#2b8a3e', 'bnb-nf4': '#e67700', 'ct-pack': '#5f3dc4',
+  'fp8-block': '#d9480f', fp8: '#e8590c', int8: '#8d99ae', mxfp4: '#c2255c', nvfp4: '#9c36b5', gptq: '#0c8599', awq: '#2b8a3e',
+  'bnb-nf4': '#e67700', 'ct-pack': '#5f3dc4',
 })
 
 /** What a count shows that cannot be made (a sharded set's headers not all read, none being read). */
