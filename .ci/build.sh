@@ -3,7 +3,8 @@
 # safetensors_core_nosimd.mjs (for engines without SIMD; js/wasm.js picks one at load time), and
 # the dequantization kernels, safetensors_quant.mjs and safetensors_quant_nosimd.mjs (the same
 # choice; js/quant/kernels.js loads one on first use), and the sharded-index parser,
-# safetensors_index.mjs (js/core/index-map.js loads it when a sharded set is first opened).
+# safetensors_index.mjs (js/core/index-map.js loads it when a sharded set is first opened), and
+# the cache's digest, safetensors_digest.mjs (js/io/digest.js, with the cache).
 # Incremental: reruns are quick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ if [ ! -f build/wasm/Makefile ]; then
 else
   cmake build/wasm >/dev/null  # a target added since the last run is then known to make
 fi
-cmake --build build/wasm --target safetensors_core safetensors_core_nosimd safetensors_index safetensors_quant safetensors_quant_nosimd -- -j2 2>&1 |
+cmake --build build/wasm --target safetensors_core safetensors_core_nosimd safetensors_index safetensors_quant safetensors_quant_nosimd safetensors_digest -- -j2 2>&1 |
   { grep -vE "^\[|Scanning|Built target|Consolidate" || true; }
 mkdir -p dist
 for module in safetensors_core safetensors_core_nosimd safetensors_index; do
@@ -27,5 +28,8 @@ done
 for module in safetensors_quant safetensors_quant_nosimd; do
   cp build/wasm/$module.mjs dist/$module.mjs
   echo "dist/$module.mjs: $(wc -c <dist/$module.mjs) bytes, $(gzip -9c dist/$module.mjs | wc -c) gzipped"
-  printf 'declare const quantWasm: () => Uint8Array<ArrayBuffer>\nexport default quantWasm\n' > dist/$module.d.mts
+  printf 'declare const wasmBytes: () => Uint8Array<ArrayBuffer>\nexport default wasmBytes\n' > dist/$module.d.mts
 done
+# The cache's digest (src/xxh64.wat), loaded with the cache by js/io/digest.js.
+cp build/wasm/safetensors_digest.mjs dist/safetensors_digest.mjs
+printf 'declare const wasmBytes: () => Uint8Array<ArrayBuffer>\nexport default wasmBytes\n' > dist/safetensors_digest.d.mts

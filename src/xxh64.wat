@@ -1,5 +1,5 @@
-;; XXH64 (xxhash.com, the reference algorithm), for js/io/digest.js: digest.js embeds this module
-;; assembled and optimized, in base64. Rebuild: wasm-opt -O3 src/xxh64.wat -o x.wasm && base64 -w0 x.wasm
+;; XXH64 (xxhash.com, the reference algorithm), for js/io/digest.js: CMakeLists.txt assembles and
+;; optimises it (wasm-opt -O3) into dist/safetensors_digest.mjs.
 (module
   (memory (export "memory") 17)
   (func $round (param $acc i64) (param $w i64) (result i64)

@@ -1,8 +1,9 @@
 /**
  * The digests the `cache` option checks its entries with: XXH64 (xxhash.com), a fast
- * non-cryptographic 64-bit hash, in a small wasm module of its own (src/xxh64.wat; 805 bytes,
- * compiled synchronously on first use). It is there against edits, truncation and entries mixed
- * up (another URL's, version's or offset's bytes), not against an attacker: one who can write the
+ * non-cryptographic 64-bit hash, in a small wasm module of its own (src/xxh64.wat, built into
+ * dist/safetensors_digest.mjs; 805 bytes, compiled synchronously on first use). It is there
+ * against edits, truncation and entries mixed up (another URL's, version's or offset's bytes),
+ * not against an attacker: one who can write the
  * cache can write its digests too. It is several times faster than SHA-256, in Node and in a page
  * (bench/cache-ranges.js), and synchronous, so a read checks each block as it goes.
  *
@@ -11,13 +12,14 @@
  * touches, and a block moved elsewhere does not match.
  */
 
+import wasmBytes from '../../dist/safetensors_digest.mjs'
+
 /** Bytes per digested block: 1 MiB, the size the Node backend reads a file in. A read of a slice
  * reads at most one block more at each end than asked; 8 bytes of digest per MiB stored. */
 export const BLOCK = 1 << 20
 /** Bytes of one digest. */
 export const DIGEST = 8
 
-const WASM = 'AGFzbQEAAAABBgFgAn9/AAMCAQAFAwEAEQcSAgZtZW1vcnkCAAV4eGg2NAAACvUFAfIFAgR+An9BCCkDACECIAAgAWohBiABQSBPBH4gBkEgayEHIAJC1uuC7ur9ifXgAHwhAyACQrGprMGtuNSmPX0hBCACQvnq0NDnyaHk4QB8IQUDQCADIAApAwBCz9bTvtLHq9lCfnxCH4lCh5Wvr5i23puef34hAyAEIAApAwhCz9bTvtLHq9lCfnxCH4lCh5Wvr5i23puef34hBCACIAApAxBCz9bTvtLHq9lCfnxCH4lCh5Wvr5i23puef34hAiAFIAApAxhCz9bTvtLHq9lCfnxCH4lCh5Wvr5i23puef34hBSAHIABBIGoiAE8NAAsgA0IBiSAEQgeJfCACQgyJIAVCEol8fCADQs/W077Sx6vZQn5CH4lCh5Wvr5i23puef36FQoeVr6+Ytt6bnn9+Qp2jteqDsY2K+gB9IARCz9bTvtLHq9lCfkIfiUKHla+vmLbem55/foVCh5Wvr5i23puef35CnaO16oOxjYr6AH0gAkLP1tO+0ser2UJ+Qh+JQoeVr6+Ytt6bnn9+hUKHla+vmLbem55/fkKdo7Xqg7GNivoAfSAFQs/W077Sx6vZQn5CH4lCh5Wvr5i23puef36FQoeVr6+Ytt6bnn9+Qp2jteqDsY2K+gB9BSACQsXP2bLx5brqJ3wLIAGtfCECA0AgBiAAQQhqTwRAIAIgACkDAELP1tO+0ser2UJ+Qh+JQoeVr6+Ytt6bnn9+hUIbiUKHla+vmLbem55/fkKdo7Xqg7GNivoAfSECIABBCGohAAwBCwsgAEEEaiAGTQRAIAIgADUCAEKHla+vmLbem55/foVCF4lCz9bTvtLHq9lCfkL5893xmfaZqxZ8IQIgAEEEaiEACwNAIAAgBkkEQCACIAAxAABCxc/ZsvHluuonfoVCC4lCh5Wvr5i23puef34hAiAAQQFqIQAMAQsLQQAgAiACQiGIhULP1tO+0ser2UJ+IgJCHYggAoVC+fPd8Zn2masWfiICQiCIIAKFNwMACw=='
 /** Where the module takes its seed (8 bytes), puts the digest (at 0), and reads the bytes. */
 const SEED = 8
 const DATA = 64
@@ -32,7 +34,7 @@ const encoder = new TextEncoder()
  */
 export function xxh64(bytes, seed) {
   if (!module) {
-    const code = Uint8Array.from(atob(WASM), (c) => c.charCodeAt(0))
+    const code = wasmBytes()
     module = /** @type {any} */ (new WebAssembly.Instance(new WebAssembly.Module(code)).exports)
   }
   const { memory, xxh64: run } = /** @type {NonNullable<typeof module>} */ (module)

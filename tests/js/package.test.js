@@ -19,7 +19,7 @@ test('the tarball holds LICENSE, the README, the JS layer and the built modules,
   const files = new Set(report.files.map((/** @type {{ path: string }} */ f) => f.path))
   for (const want of ['LICENSE', 'README.md', 'package.json', 'js/index.js', 'js/node.js', 'js/index.d.ts', 'js/cli/main.js',
     'dist/safetensors_core.mjs', 'dist/safetensors_core_nosimd.mjs', 'dist/safetensors_index.mjs', 'dist/safetensors_quant.mjs',
-    'dist/safetensors_quant_nosimd.mjs'])
+    'dist/safetensors_quant_nosimd.mjs', 'dist/safetensors_digest.mjs'])
     assert.ok(files.has(want), `${want} is in the tarball`)
   for (const path of files) assert.ok(!/^(src|tests|bench|web-demo|build|\.ci)\//.test(path), `${path} is not shipped`)
   const license = report.files.find((/** @type {{ path: string }} */ f) => f.path === 'LICENSE')
