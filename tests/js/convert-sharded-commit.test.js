@@ -1,10 +1,11 @@
 // A sharded convert replaces an older set whole (issue 35, item 4): killed (SIGKILL) at any
 // moment, the output folder opens as the old model or the new one, tensor for tensor, or does
-// not open (a coded error), never a mix; a failed one (ENOSPC) leaves no shard behind.
+// not open (a coded error), never a mix; a failed one (ENOSPC) leaves no shard behind. What a
+// killed convert leaves (a staging folder, a single file's temporary file) the next one removes.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -206,4 +207,36 @@ test('a staging folder a killed convert left is removed by the next one; one tha
     assert.equal(left.includes(name), kept, name)
     if (kept) assert.deepEqual((await readdir(join(out, name))).sort(), Object.keys(files).sort(), name)
   }
+})
+
+test('a single-file convert killed while writing leaves its temporary file; the next one to that output removes it, not a running process\'s', async () => {
+  const out = join(dir, 'single')
+  await mkdir(out)
+  const input = join(dir, 'new-in', 'model-00001-of-00004.safetensors')
+  const target = join(out, 'out.safetensors')
+  const ref = join(out, 'ref.safetensors')
+  assert.equal(run('convert', input, ref, '--dtype', 'bf16').code, 0)
+  const isTemp = (/** @type {string} */ name) => /^\.out\.safetensors\.\d+\.[0-9a-z]+\.tmp$/.test(name)
+  // Killed as soon as its temporary file shows (tried again if it finished first).
+  let stale = []
+  for (let attempt = 0; attempt < 20 && stale.length === 0; attempt++) {
+    const child = spawn(process.execPath, [CLI, 'convert', input, target, '--dtype', 'bf16', '--force'], { stdio: 'ignore' })
+    /** @type {Promise<string | number | null>} */
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)))
+    let done = false
+    void exited.then(() => { done = true })
+    while (!done && !(await readdir(out)).some(isTemp)) await new Promise((resolve) => setTimeout(resolve, 1))
+    child.kill('SIGKILL')
+    if (await exited === 'SIGKILL') stale = (await readdir(out)).filter(isTemp)
+  }
+  assert.equal(stale.length, 1, 'a killed convert left its temporary file')
+  // A temporary file of this output by a process that runs (this one), and files of other names: kept.
+  const live = `.out.safetensors.${process.pid}.abc123.tmp`
+  const others = [live, '.other.safetensors.99999999.abc123.tmp', '.out.safetensors.99999999.abc123.tmp.keep', 'notes.txt']
+  for (const name of others) await writeFile(join(out, name), 'the user\'s')
+  const r = run('convert', input, target, '--dtype', 'bf16', '--force')
+  assert.equal(r.code, 0, r.stderr)
+  assert.deepEqual((await readdir(out)).sort(), [...others, 'out.safetensors', 'ref.safetensors'].sort())
+  assert.ok((await readFile(target)).equals(await readFile(ref)))
+  for (const name of others) assert.equal(await readFile(join(out, name), 'utf8'), 'the user\'s')
 })
