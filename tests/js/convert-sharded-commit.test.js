@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -239,4 +239,53 @@ test('a single-file convert killed while writing leaves its temporary file; the 
   assert.deepEqual((await readdir(out)).sort(), [...others, 'out.safetensors', 'ref.safetensors'].sort())
   assert.ok((await readFile(target)).equals(await readFile(ref)))
   for (const name of others) assert.equal(await readFile(join(out, name), 'utf8'), 'the user\'s')
+})
+
+test('a sharded convert --force over an older set of more shards removes the old shards the new set does not replace, and nothing else', async () => {
+  const out = join(dir, 'fewer')
+  await mkdir(out)
+  // The old set: 4 shards (-of-00004); the new one has 2 (-of-00002).
+  const oldIn = join(dir, 'old-in')
+  for (const name of await readdir(oldIn)) await copyFile(join(oldIn, name), join(out, name))
+  // Its last shard a link to a file elsewhere, and a name outside the folder: both left alone.
+  const elsewhere = join(dir, 'elsewhere.safetensors')
+  await copyFile(join(oldIn, 'model-00004-of-00004.safetensors'), elsewhere)
+  await rm(join(out, 'model-00004-of-00004.safetensors'))
+  await symlink(elsewhere, join(out, 'model-00004-of-00004.safetensors'))
+  const outside = join(dir, 'outside.safetensors')
+  await writeFile(outside, 'not the set\'s')
+  const doc = JSON.parse(await readFile(join(out, INDEX), 'utf8'))
+  doc.weight_map.stray = '../outside.safetensors'
+  await writeFile(join(out, INDEX), JSON.stringify(doc))
+  // Files the old index does not name: kept.
+  const users = ['notes.txt', 'model-00009-of-00009.safetensors']
+  for (const name of users) await writeFile(join(out, name), 'the user\'s')
+  const r = run('convert', sets.newIndex, out, '--dtype', 'bf16', '--force')
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(await outcome(out), 'new')
+  assert.deepEqual((await readdir(out)).sort(),
+    [...await readdir(join(dir, 'new-ref')), ...users, 'model-00004-of-00004.safetensors'].sort())
+  assert.ok((await lstat(join(out, 'model-00004-of-00004.safetensors'))).isSymbolicLink())
+  assert.equal((await stat(elsewhere)).size, (await stat(join(oldIn, 'model-00004-of-00004.safetensors'))).size)
+  assert.equal(await readFile(outside, 'utf8'), 'not the set\'s')
+  for (const name of users) assert.equal(await readFile(join(out, name), 'utf8'), 'the user\'s')
+})
+
+test('the old set\'s shards that another index in the folder names, or that are the input\'s, are kept', async () => {
+  const out = join(dir, 'shared')
+  await mkdir(out)
+  const oldIn = join(dir, 'old-in')
+  for (const name of await readdir(oldIn)) await copyFile(join(oldIn, name), join(out, name))
+  // Another set in the folder sharing the old set's third shard.
+  await writeFile(join(out, 'other.safetensors.index.json'),
+    JSON.stringify({ metadata: {}, weight_map: { 'layers.2.a': 'model-00003-of-00004.safetensors' } }))
+  // The input set in the same folder, under another index name: the old index names its shards.
+  const input = join(out, 'input.safetensors.index.json')
+  await writeFile(input, JSON.stringify({ metadata: {}, weight_map: { 'layers.3.a': 'model-00004-of-00004.safetensors', 'layers.3.b': 'model-00004-of-00004.safetensors' } }))
+  const r = run('convert', input, out, '--dtype', 'bf16', '--force')
+  assert.equal(r.code, 0, r.stderr)
+  const left = (await readdir(out)).sort()
+  assert.ok(!left.includes('model-00001-of-00004.safetensors') && !left.includes('model-00002-of-00004.safetensors'), left.join(' '))
+  assert.ok(left.includes('model-00003-of-00004.safetensors') && left.includes('model-00004-of-00004.safetensors'), left.join(' '))
+  await (await open(input)).close()
 })
