@@ -39,9 +39,10 @@ const headerConcurrency = () => (typeof process !== 'undefined' && process.versi
  * maxIndexBytes's default: an index longer than this is refused (before it is read, when its
  * length is known). Real indexes are a few MB (tens of thousands of names); 500,000 names make
  * about 46 MB. An index whose length is not known is parsed as it arrives until it passes the
- * limit, and a single name the length of the index is held whole: that refusal cost about 4 times
- * the limit in memory (1.6 GiB at the former 512 MiB), which a browser tab does not survive.
- * A shard given as the index fails at its first bytes whatever the limit.
+ * limit; a name, shard path or metadata over its own cap (src/index_map.cpp: 64 KiB, 4 KiB, 1 MiB)
+ * is refused as it arrives (a single name the length of the index, held whole and copied as it
+ * grew, cost about 4 times the limit in memory). A shard given as the index fails at its first
+ * bytes whatever the limit.
  */
 export const MAX_INDEX_BYTES = 64 * 1024 * 1024
 

@@ -15,6 +15,12 @@ namespace {
 constexpr uint32_t kMaxNames = 1u << 30;
 constexpr uint64_t kMaxBytes = UINT32_MAX;  // the name store's offsets are uint32
 constexpr uint32_t kNone = UINT32_MAX;
+// The longest tensor name (and top-level key) and shard path kept, and the metadata's text: real
+// ones are tens of bytes (metadata: a total_size). Unbounded, one string the length of the index
+// is held whole, and copied as it grows: about 4 times maxIndexBytes of memory for a refusal.
+constexpr size_t kMaxNameBytes = 64 * 1024;
+constexpr size_t kMaxPathBytes = 4096;
+constexpr size_t kMaxMetadataBytes = 1024 * 1024;
 
 bool isSpace(uint8_t b) { return b == ' ' || b == '\n' || b == '\r' || b == '\t'; }
 bool isDigit(uint8_t b) { return b >= '0' && b <= '9'; }
@@ -204,10 +210,18 @@ bool IndexParser::feed(const uint8_t* p, size_t n) {
     }
   }
   if (error_) return false;
-  if (capturing_)
+  if (capturing_) {
+    if (metadata_.size() + (n - captureFrom_) > kMaxMetadataBytes) return tooMuchMetadata();
     metadata_.append(reinterpret_cast<const char*>(p) + captureFrom_, n - captureFrom_);
+  }
   base_ += n;
   return true;
+}
+
+bool IndexParser::tooMuchMetadata() {
+  return fail(metadataAt_,
+              "the metadata at byte %llu is over %zu bytes, the most an index's may have here",
+              ull(metadataAt_), kMaxMetadataBytes);
 }
 
 void IndexParser::notAnIndex(uint64_t offset, uint8_t b, bool final) {
@@ -303,6 +317,7 @@ void IndexParser::startValue(const uint8_t* p, size_t i) {
     }
     capturing_ = true;
     captureFrom_ = i;
+    metadataAt_ = at(i);
   }
   if (depth_ == 2 && inWeightMap_ && !skipEntries_) {
     if (b == '"')
@@ -354,6 +369,7 @@ void IndexParser::valueDone(const uint8_t* p, size_t end) {
   state_ = State::AfterValue;
   if (depth_ != 1) return;
   if (capturing_) {
+    if (metadata_.size() + (end - captureFrom_) > kMaxMetadataBytes) return void(tooMuchMetadata());
     metadata_.append(reinterpret_cast<const char*>(p) + captureFrom_, end - captureFrom_);
     capturing_ = false;
   }
@@ -401,7 +417,23 @@ size_t IndexParser::stringBytes(const uint8_t* p, size_t n, size_t i) {
       if (!plainWord(w)) break;
     }
     while (i < n && plainByte(p[i])) ++i;
-    if (decode && i > run) out_->append(reinterpret_cast<const char*>(p) + run, i - run);
+    if (decode) {
+      // Checked before the bytes are kept (an escape or a character adds at most 4, checked here
+      // on the next pass, before the closing quote).
+      const size_t most = role_ == Role::ShardPath ? kMaxPathBytes : kMaxNameBytes;
+      if (out_->size() + (i - run) > most) {
+        fail(stringAt_,
+             "the %s at byte %llu is over %zu bytes (%zu or more), the most an index's %s may "
+             "have here (real ones are tens of bytes)",
+             role_ == Role::Name        ? "tensor name"
+             : role_ == Role::ShardPath ? "shard path"
+                                        : "key",
+             ull(stringAt_), most, out_->size() + (i - run),
+             role_ == Role::ShardPath ? "shard path" : "name");
+        return n;
+      }
+      if (i > run) out_->append(reinterpret_cast<const char*>(p) + run, i - run);
+    }
     if (i == n) return n;
     const uint8_t b = p[i++];
     if (b == '"') {

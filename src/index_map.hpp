@@ -127,6 +127,7 @@ class IndexParser {
   }
   bool fail(uint64_t at, const char* format, ...);
   bool syntax(uint64_t at, uint8_t found, const char* expected);
+  bool tooMuchMetadata();
   void notAnIndex(uint64_t offset, uint8_t b, bool final = false);
   void structural(const uint8_t* p, size_t i);
   void startValue(const uint8_t* p, size_t i);
@@ -177,6 +178,7 @@ class IndexParser {
   uint64_t line_ = 1, lineStart_ = 0;        // for messages
   uint64_t stringAt_ = 0;                    // offset of the string's opening quote
   uint64_t entryAt_ = 0;                     // offset of the current name
+  uint64_t metadataAt_ = 0;                  // offset of the metadata value
   size_t captureFrom_ = 0;                   // in the chunk being read
   std::string* out_ = nullptr;               // where a decoded string goes
   std::string name_, value_;                 // the current name and shard path

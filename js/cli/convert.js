@@ -17,7 +17,8 @@
  * A sharded input (its index) gives a new sharded set, with or without --dequantize: the shards
  * no larger than the input's largest, and their own model.safetensors.index.json. The set is
  * written whole in a staging folder inside the output folder, then moved in (js/cli/staging.js):
- * an older set there is replaced as a whole, never mixed with the new one.
+ * an older set there is replaced as a whole, never mixed with the new one; the older set's shards
+ * the new one does not replace (it had more) are removed once the new index is in.
  */
 import { mkdir, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -28,7 +29,7 @@ import { readAhead } from './read-ahead.js'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { ShardedFile, open } from '../node.js'
 import { removeTempFilesSync, writePlanned } from '../io/node-write.js'
-import { commitSet, makeStaging, refuseLinks, removeStaging, removeStagingSync, removeStaleStaging, writeSynced } from './staging.js'
+import { commitSet, makeStaging, oldShards, refuseLinks, removeOldShards, removeStaging, removeStagingSync, removeStaleStaging, writeSynced } from './staging.js'
 import { loadCore } from '../wasm.js'
 import { DTYPE_BITS, elementCount } from '../dtypes.js'
 import { escapeInvisible } from '../format.js'
@@ -316,8 +317,9 @@ async function writeShardedSet(f, input, output, entries, options, beforeWrite) 
   const shardNames = groups.map((_, i) => `${prefix}-${String(i + 1).padStart(width, '0')}-of-${String(groups.length).padStart(width, '0')}.safetensors`)
   // Never over the input: not its index, not one of its shards (the same name in the same
   // folder, a link to one, a hard link).
-  if (typeof input === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(input)) {
-    const inputs = [input, ...f.shards.map((path) => join(dirname(input), path))]
+  const local = typeof input === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(input)
+  const inputs = local ? [input, ...f.shards.map((path) => join(dirname(input), path))] : []
+  if (local) {
     for (const out of [index, ...shardNames.map((name) => join(folder, name))]) {
       for (const file of inputs) {
         if (await sameFile(file, out))
@@ -359,7 +361,11 @@ async function writeShardedSet(f, input, output, entries, options, beforeWrite) 
     }
     throwIfAborted(signal)
     await writeSynced(join(stage, basename(index)), `${JSON.stringify(doc, null, 2)}\n`)
+    // The old set's shards, read from its index before the new one replaces it: those the new
+    // set does not replace are removed once it is in (a kill in between leaves them, unnamed).
+    const old = await oldShards(index)
     await commitSet(stage, index, shardNames)
+    await removeOldShards(index, old, shardNames, inputs)
   } catch (error) {
     if (error instanceof SafetensorsError) throw error
     throw new SafetensorsError('IoError', `cannot write ${index}: ${/** @type {Error} */ (error).message}`, { cause: error })
@@ -425,6 +431,7 @@ the output is written to a temporary file beside it and renamed at the end: an i
 or failed convert leaves no partial file, and an existing output (with --force) is replaced whole.
 a sharded output is written whole in a staging folder inside <out> and moved in at the end:
 killed at any moment, <out> holds the old set, the new one, or no index, never a mix.
+an older set's shards the new one does not replace are removed once its index is in.
 exit codes: 0 written; 1 a failure (the error on stderr; nothing written); 2 a usage mistake;
 130 interrupted`
 

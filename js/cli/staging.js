@@ -5,10 +5,12 @@
  * the shards are renamed into place, then the index, last: at every moment the folder holds the
  * old set whole, the new set whole, or no index (nothing opens). A failure, an interrupt or a
  * kill before that leaves the old set as it was; a kill leaves the staging folder, which the next
- * convert into that folder removes once its process is gone.
+ * convert into that folder removes once its process is gone. Once the new index is in, the old
+ * set's shards the new set does not replace (an older set of more shards) are removed
+ * (removeOldShards): the files the old index named, in that folder, and no other.
  */
 import { rmSync } from 'node:fs'
-import { lstat, mkdtemp, open as fsOpen, readFile, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises'
+import { lstat, mkdtemp, open as fsOpen, readFile, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { SafetensorsError } from '../errors.js'
 
@@ -101,6 +103,62 @@ export async function commitSet(stage, index, shards) {
   await unlink(index).catch((error) => { if (error.code !== 'ENOENT') throw error })
   for (const shard of shards) await rename(join(stage, shard), join(dirname(index), shard))
   await rename(join(stage, basename(index)), index)
+}
+
+/** An old index longer than this is not read for its shards (they are then left as they are). */
+const MAX_OLD_INDEX_BYTES = 64 * 1024 * 1024
+
+/**
+ * The shard files the index at `index` names (its weight_map's values): those that are plain
+ * `*.safetensors` file names in its folder. None when there is no index there, or one that is a
+ * link, too long or not an index's JSON: then nothing is known to be the old set's.
+ * @param {string} index
+ * @returns {Promise<string[]>}
+ */
+export async function oldShards(index) {
+  const s = await lstat(index).catch(() => null)
+  if (!s?.isFile() || s.size > MAX_OLD_INDEX_BYTES) return []
+  let doc
+  try {
+    doc = JSON.parse(await readFile(index, 'utf8'))
+  } catch {
+    return []
+  }
+  const map = doc?.weight_map
+  if (map === null || typeof map !== 'object' || Array.isArray(map)) return []
+  const names = new Set()
+  for (const value of Object.values(map)) {
+    if (typeof value === 'string' && /\.safetensors$/i.test(value) && !/[/\\\0]/.test(value) && basename(value) === value && !value.startsWith('.'))
+      names.add(value)
+  }
+  return [...names]
+}
+
+/**
+ * Removes the old set's shards the new set did not replace, after the new index `index` is in:
+ * of `names` (oldShards's), those not in `keep`, not named by another index in the folder, that
+ * are regular files (not links) in the index's folder and not one of the files of `protect` (the
+ * input's; compared as files, so a link or a hard link to one is kept too). A file that cannot be
+ * removed is left.
+ * @param {string} index @param {string[]} names @param {string[]} keep @param {string[]} [protect]
+ */
+export async function removeOldShards(index, names, keep, protect = []) {
+  if (names.length === 0) return
+  const folder = dirname(index)
+  const kept = new Set(keep)
+  for (const other of await readdir(folder).catch(() => [])) {
+    if (/\.index\.json$/i.test(other) && other !== basename(index))
+      for (const name of await oldShards(join(folder, other))) kept.add(name)
+  }
+  const guarded = (await Promise.all(protect.map((path) => stat(path).catch(() => null)))).filter((s) => s !== null)
+  for (const name of names) {
+    if (kept.has(name)) continue
+    const path = join(folder, name)
+    const s = await lstat(path).catch(() => null)
+    if (!s?.isFile()) continue
+    if (guarded.some((g) => g.dev === s.dev && g.ino === s.ino)) continue
+    await unlink(path).catch(() => {})
+  }
 }
 
 /** Writes a new file and flushes it to disk. @param {string} path @param {string} text */

@@ -4,9 +4,11 @@
  * flushed. A failure at any point removes the temporary file and leaves the target as it was.
  * A target reached through a symbolic link is written where the link points (the link stays),
  * and a file replaced keeps its mode; a loop of links is refused (IoError), never replaced.
+ * A kill leaves the temporary file, `.<name>.<pid>.<time>.tmp`: the next write to the same
+ * target removes those of that target whose process is gone.
  */
 import { unlinkSync } from 'node:fs'
-import { chmod, open as fsOpen, readlink, realpath, rename, stat, unlink } from 'node:fs/promises'
+import { chmod, open as fsOpen, lstat, readdir, readlink, realpath, rename, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { SafetensorsError, throwIfAborted } from '../errors.js'
 import { planFile, toEntries } from '../writer.js'
@@ -23,6 +25,34 @@ export function removeTempFilesSync() {
     try { unlinkSync(temp) } catch { /* gone already */ }
   }
   writing.clear()
+}
+
+/**
+ * Removes the temporary files a killed write to `target` left beside it: only files named exactly
+ * as writePlanned names that target's temporary files, whose process is gone.
+ * @param {string} target
+ */
+async function removeStaleTemps(target) {
+  const name = basename(target)
+  const pattern = new RegExp(`^\\.${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.[0-9a-z]+\\.tmp$`)
+  const names = await readdir(dirname(target)).catch(() => [])
+  for (const n of names) {
+    const m = pattern.exec(n)
+    if (!m || isRunning(Number(m[1]))) continue
+    const path = join(dirname(target), n)
+    if (!(await lstat(path).catch(() => null))?.isFile()) continue
+    await unlink(path).catch(() => {})
+  }
+}
+
+/** Whether a process runs (this one included: another write of it may be under way). @param {number} pid */
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return /** @type {NodeJS.ErrnoException} */ (error).code !== 'ESRCH'
+  }
 }
 
 /**
@@ -74,6 +104,7 @@ export async function writePlanned(path, plan, options = {}) {
     throw new SafetensorsError('IoError', `cannot write ${path}: ${error.message}`, { cause: error })
   })
   const { target, mode } = await destination(path)
+  await removeStaleTemps(target)
   const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${Date.now().toString(36)}.tmp`)
   const fh = await io(fsOpen(temp, 'wx'))
   writing.add(temp)

@@ -558,3 +558,35 @@ TEST_CASE("a generated index of 50,000 names, unpadded shard names (model-1-of-6
 TEST_CASE("a generated index of 500,000 names over 96 shards", "[.][slow]") {
   roundTrip(500000, 96, true, 65536);
 }
+
+TEST_CASE("a name, shard path or key over its cap, or metadata over 1 MiB: refused as it arrives") {
+  // At the cap: read; one byte over: refused at the string's quote, whatever the split.
+  const std::string name(64 * 1024, 'n'), path(4096 - 12, 'p');
+  const Parsed ok = parse("{\"weight_map\": {\"" + name + "\": \"" + path + ".safetensors\"}}");
+  CHECK(ok.ok);
+  for (const std::vector<size_t>& cuts :
+       {std::vector<size_t>{}, std::vector<size_t>{20, 40000}, std::vector<size_t>{65000}}) {
+    Parsed r = parse("{\"weight_map\": {\"" + name + "n\": \"s.safetensors\"}}", cuts);
+    CHECK_FALSE(r.ok);
+    CHECK(r.code == ErrorCode::InvalidIndex);
+    CHECK(r.offset == 16);
+    CHECK(r.message.find("the tensor name at byte 16 is over 65536 bytes") != std::string::npos);
+    r = parse("{\"weight_map\": {\"x\": \"" + path + "p.safetensors\"}}", cuts);
+    CHECK_FALSE(r.ok);
+    CHECK(r.offset == 21);
+    CHECK(r.message.find("the shard path at byte 21 is over 4096 bytes") != std::string::npos);
+  }
+  // Escapes count as what they decode to: 65,537 bytes of \u0041 is one over.
+  std::string escaped;
+  for (int k = 0; k <= 64 * 1024; ++k) escaped += "\\u0041";
+  CHECK(failing("{\"weight_map\": {\"" + escaped + "\": \"s\"}}").offset == 16);
+  CHECK(failing("{\"" + name + "k\": 1, \"weight_map\": {}}").message.find("the key at byte 1") !=
+        std::string::npos);
+  // A name in metadata is no tensor name: only the metadata's own cap applies to it.
+  CHECK(parse("{\"weight_map\": {}, \"metadata\": {\"" + name + "x\": 1}}").ok);
+  const std::string big(1024 * 1024, ' ');
+  const Parsed r = failing("{\"weight_map\": {}, \"metadata\": {" + big + "}}");
+  CHECK(r.offset == 31);
+  CHECK(r.message.find("the metadata at byte 31 is over 1048576 bytes") != std::string::npos);
+  CHECK(parse("{\"weight_map\": {}, \"metadata\": {" + big.substr(2) + "}}").ok);
+}

@@ -1,10 +1,11 @@
 // A sharded convert replaces an older set whole (issue 35, item 4): killed (SIGKILL) at any
 // moment, the output folder opens as the old model or the new one, tensor for tensor, or does
-// not open (a coded error), never a mix; a failed one (ENOSPC) leaves no shard behind.
+// not open (a coded error), never a mix; a failed one (ENOSPC) leaves no shard behind. What a
+// killed convert leaves (a staging folder, a single file's temporary file) the next one removes.
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -206,4 +207,85 @@ test('a staging folder a killed convert left is removed by the next one; one tha
     assert.equal(left.includes(name), kept, name)
     if (kept) assert.deepEqual((await readdir(join(out, name))).sort(), Object.keys(files).sort(), name)
   }
+})
+
+test('a single-file convert killed while writing leaves its temporary file; the next one to that output removes it, not a running process\'s', async () => {
+  const out = join(dir, 'single')
+  await mkdir(out)
+  const input = join(dir, 'new-in', 'model-00001-of-00004.safetensors')
+  const target = join(out, 'out.safetensors')
+  const ref = join(out, 'ref.safetensors')
+  assert.equal(run('convert', input, ref, '--dtype', 'bf16').code, 0)
+  const isTemp = (/** @type {string} */ name) => /^\.out\.safetensors\.\d+\.[0-9a-z]+\.tmp$/.test(name)
+  // Killed as soon as its temporary file shows (tried again if it finished first).
+  let stale = []
+  for (let attempt = 0; attempt < 20 && stale.length === 0; attempt++) {
+    const child = spawn(process.execPath, [CLI, 'convert', input, target, '--dtype', 'bf16', '--force'], { stdio: 'ignore' })
+    /** @type {Promise<string | number | null>} */
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)))
+    let done = false
+    void exited.then(() => { done = true })
+    while (!done && !(await readdir(out)).some(isTemp)) await new Promise((resolve) => setTimeout(resolve, 1))
+    child.kill('SIGKILL')
+    if (await exited === 'SIGKILL') stale = (await readdir(out)).filter(isTemp)
+  }
+  assert.equal(stale.length, 1, 'a killed convert left its temporary file')
+  // A temporary file of this output by a process that runs (this one), and files of other names: kept.
+  const live = `.out.safetensors.${process.pid}.abc123.tmp`
+  const others = [live, '.other.safetensors.99999999.abc123.tmp', '.out.safetensors.99999999.abc123.tmp.keep', 'notes.txt']
+  for (const name of others) await writeFile(join(out, name), 'the user\'s')
+  const r = run('convert', input, target, '--dtype', 'bf16', '--force')
+  assert.equal(r.code, 0, r.stderr)
+  assert.deepEqual((await readdir(out)).sort(), [...others, 'out.safetensors', 'ref.safetensors'].sort())
+  assert.ok((await readFile(target)).equals(await readFile(ref)))
+  for (const name of others) assert.equal(await readFile(join(out, name), 'utf8'), 'the user\'s')
+})
+
+test('a sharded convert --force over an older set of more shards removes the old shards the new set does not replace, and nothing else', async () => {
+  const out = join(dir, 'fewer')
+  await mkdir(out)
+  // The old set: 4 shards (-of-00004); the new one has 2 (-of-00002).
+  const oldIn = join(dir, 'old-in')
+  for (const name of await readdir(oldIn)) await copyFile(join(oldIn, name), join(out, name))
+  // Its last shard a link to a file elsewhere, and a name outside the folder: both left alone.
+  const elsewhere = join(dir, 'elsewhere.safetensors')
+  await copyFile(join(oldIn, 'model-00004-of-00004.safetensors'), elsewhere)
+  await rm(join(out, 'model-00004-of-00004.safetensors'))
+  await symlink(elsewhere, join(out, 'model-00004-of-00004.safetensors'))
+  const outside = join(dir, 'outside.safetensors')
+  await writeFile(outside, 'not the set\'s')
+  const doc = JSON.parse(await readFile(join(out, INDEX), 'utf8'))
+  doc.weight_map.stray = '../outside.safetensors'
+  await writeFile(join(out, INDEX), JSON.stringify(doc))
+  // Files the old index does not name: kept.
+  const users = ['notes.txt', 'model-00009-of-00009.safetensors']
+  for (const name of users) await writeFile(join(out, name), 'the user\'s')
+  const r = run('convert', sets.newIndex, out, '--dtype', 'bf16', '--force')
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(await outcome(out), 'new')
+  assert.deepEqual((await readdir(out)).sort(),
+    [...await readdir(join(dir, 'new-ref')), ...users, 'model-00004-of-00004.safetensors'].sort())
+  assert.ok((await lstat(join(out, 'model-00004-of-00004.safetensors'))).isSymbolicLink())
+  assert.equal((await stat(elsewhere)).size, (await stat(join(oldIn, 'model-00004-of-00004.safetensors'))).size)
+  assert.equal(await readFile(outside, 'utf8'), 'not the set\'s')
+  for (const name of users) assert.equal(await readFile(join(out, name), 'utf8'), 'the user\'s')
+})
+
+test('the old set\'s shards that another index in the folder names, or that are the input\'s, are kept', async () => {
+  const out = join(dir, 'shared')
+  await mkdir(out)
+  const oldIn = join(dir, 'old-in')
+  for (const name of await readdir(oldIn)) await copyFile(join(oldIn, name), join(out, name))
+  // Another set in the folder sharing the old set's third shard.
+  await writeFile(join(out, 'other.safetensors.index.json'),
+    JSON.stringify({ metadata: {}, weight_map: { 'layers.2.a': 'model-00003-of-00004.safetensors' } }))
+  // The input set in the same folder, under another index name: the old index names its shards.
+  const input = join(out, 'input.safetensors.index.json')
+  await writeFile(input, JSON.stringify({ metadata: {}, weight_map: { 'layers.3.a': 'model-00004-of-00004.safetensors', 'layers.3.b': 'model-00004-of-00004.safetensors' } }))
+  const r = run('convert', input, out, '--dtype', 'bf16', '--force')
+  assert.equal(r.code, 0, r.stderr)
+  const left = (await readdir(out)).sort()
+  assert.ok(!left.includes('model-00001-of-00004.safetensors') && !left.includes('model-00002-of-00004.safetensors'), left.join(' '))
+  assert.ok(left.includes('model-00003-of-00004.safetensors') && left.includes('model-00004-of-00004.safetensors'), left.join(' '))
+  await (await open(input)).close()
 })
