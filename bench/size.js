@@ -33,7 +33,7 @@ const kb = (/** @type {number} */ n) => `${(n / 1000).toFixed(1)} KB`
 export function splitModule(text) {
   // As .ci/embed-wasm.mjs writes it: a string literal of byte-valued characters.
   const start = text.indexOf('\nconst wasm = "')
-  const end = text.lastIndexOf('";\n/** The module, instantiated')
+  const end = text.lastIndexOf('";\n/** The module')
   if (start >= 0 && end > start) {
     const literal = text.slice(start + '\nconst wasm = "'.length, end)
     const chars = new Function(`return "${literal}"`)()
@@ -155,9 +155,9 @@ async function main() {
     const { glue, embedded, embedding, wasm } = splitModule(text)
     const { sections } = wasmSections(wasm)
     console.log(`\n${file}: ${kb(text.length)} raw, ${kb(gz(text))} gzipped`)
-    // The quant modules are bare wasm in a JS wrapper; the index module is Emscripten's runtime
+    // The quant and digest modules are bare wasm in a JS wrapper; the index module is Emscripten's runtime
     // with plain C exports; the core has Embind's JS too.
-    const wrapper = file.startsWith('safetensors_quant') ? 'JS wrapper (exports the bytes)'
+    const wrapper = /^safetensors_(quant|digest)/.test(file) ? 'JS wrapper (exports the bytes)'
       : file.startsWith('safetensors_index') ? 'JS glue (Emscripten runtime, plain C exports)'
         : "JS glue (Emscripten runtime + Embind's JS)"
     console.log(`  ${wrapper}: ${kb(glue.length)} raw, ${kb(gz(glue))} gzipped`)
