@@ -92,12 +92,12 @@ export function heapFree(core, ptr) {
  * the call's allocations, made synchronously right after, are served.
  * @param {Core} core @param {number} bytes at least what the call allocates, with room for headers
  */
-function reserveFor(core, bytes) {
+export function reserveFor(core, bytes) {
   heapFree(core, heapAlloc(core, bytes))
 }
 
 /** Headers, alignment and small objects around the allocations a reservation is counted for. */
-const RESERVE_SLACK = 64 * 1024
+export const RESERVE_SLACK = 64 * 1024
 
 /**
  * A view of heap bytes. Take it right before use: any allocation may grow the heap, which

@@ -2,10 +2,11 @@
 // where a failed allocation used to abort the whole module (Emscripten's abort(), a
 // RuntimeError, every later call on a broken heap). Each call is OutOfMemory or a right answer,
 // whatever room is left, and leaves no memory behind. The heap is filled to its 4 GiB edge:
-// this file runs in a process of its own.
+// this file runs in a process of its own. Each test has a timeout: a core whose allocator state
+// was overwritten may hang rather than fail, and a hang must fail fast.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SafetensorsError, open, serialize } from '../../js/node.js'
+import { SafetensorsError, open, serialize, serializeAwkward } from '../../js/node.js'
 import { loadCore } from '../../js/wasm.js'
 
 /**
@@ -88,5 +89,24 @@ test('a slice of 4096 ranges and a 5000-name serialize with 0 to 2 MB left: done
     },
     async () => { for await (const chunk of f.chunks('a', { slice: ':, 2' })) assert.equal(chunk.data[0], 2) },
     async () => assert.ok((await serialize(tensors)).length > 5000 * 8),
+  ])
+})
+
+test('awkward arrays with 0 to 3 MB left in the heap: read or OutOfMemory, never an abort or a hang', { timeout: 120_000 }, async () => {
+  // A form of 8 KB (40 fields), longer than the low memory a string copied to a null pointer
+  // used to overwrite; and strings and lists, read one buffer at a time.
+  const records = await open(await serializeAwkward(Array.from({ length: 4 }, (_, i) =>
+    Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`field_number_${k}`, k % 2 ? i : `s${i}`])))))
+  const lists = await open(await serializeAwkward(Array.from({ length: 3000 }, (_, i) => `string number ${i}`)))
+  assert.ok(String(records.metadata?.form).length > 4096)
+  await withRoom(3 << 20, (40 << 10) + 296, [
+    async () => {
+      const a = await records.awkward()
+      try { assert.equal(a.length, 4) } finally { a.dispose() }
+    },
+    async () => {
+      const a = await lists.awkward()
+      try { assert.equal((await a.toList()).at(-1), 'string number 2999') } finally { a.dispose() }
+    },
   ])
 })
