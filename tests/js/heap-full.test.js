@@ -110,3 +110,29 @@ test('awkward arrays with 0 to 3 MB left in the heap: read or OutOfMemory, never
     },
   ])
 })
+
+test('a slice of 9 million ranges with 0 to 272 MiB left: OutOfMemory, never an abort', { timeout: 120_000 }, async () => {
+  // One 1-byte range per row: 144 MB in the planner and 144 MB more for JS, more than any room
+  // left here; the JS reservation, which used to stop at 256 MiB, no longer stands for them.
+  const rows = 9_000_000
+  const f = await open(await serialize({ a: { dtype: 'U8', shape: [rows, 2], data: new Uint8Array(rows * 2).fill(7) } }))
+  /** @type {any} */
+  let last = null
+  await withRoom(273 << 20, (34 << 20) + 296, [
+    async () => {
+      try {
+        (await f.slice('a', ':, 1')).dispose()
+      } catch (error) {
+        throw (last = error)
+      }
+      assert.fail('9 million ranges fitted')
+    },
+    async () => {
+      const t = await f.slice('a', '0:2, 1')
+      assert.deepEqual([...t.data], [7, 7])
+      t.dispose()
+    },
+  ])
+  // With 272 MiB left the core itself refuses, with the numbers.
+  assert.match(last.message, /9000000 byte ranges(,| need) 144000000 bytes/)
+})
