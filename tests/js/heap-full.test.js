@@ -8,15 +8,17 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { SafetensorsError, open, serialize, serializeAwkward } from '../../js/node.js'
 import { loadCore } from '../../js/wasm.js'
+import { loadIndexModule, openIndexParser, parseIndexCore } from '../../js/core/index-map.js'
 
 /**
  * Fills the heap but for one block of `most` bytes, then for each amount of room from 0 to
  * `most` by `step` leaves that much free and runs `calls`, each to succeed or fail with
  * OutOfMemory. Returns how many did which; the heap is emptied again.
  * @param {number} most @param {number} step @param {(() => Promise<unknown>)[]} calls
+ * @param {any} [module] the wasm module whose heap is filled: the core unless given
  */
-async function withRoom(most, step, calls) {
-  const core = await loadCore()
+async function withRoom(most, step, calls, module) {
+  const core = module ?? await loadCore()
   let aside = core._malloc(most) >>> 0
   const held = []
   for (let size = 1 << 30; size >= 16; size >>= 1) {
@@ -135,4 +137,21 @@ test('a slice of 9 million ranges with 0 to 272 MiB left: OutOfMemory, never an 
   ])
   // With 272 MiB left the core itself refuses, with the numbers.
   assert.match(last.message, /9000000 byte ranges(,| need) 144000000 bytes/)
+})
+
+test('a 1 MB sharded index parsed with 0 to 16 MiB left in its module: parsed or OutOfMemory, never an abort', { timeout: 120_000 }, async () => {
+  // A parser kept open holds the module: otherwise, once its heap has grown, the next index
+  // is read in a fresh module (js/core/index-map.js release()) and the filled one is let go.
+  const keeper = await openIndexParser('keeper')
+  const weightMap = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) =>
+    [`model.layers.${i}.mlp.weight`, `model-0000${(i % 3) + 1}-of-00003.safetensors`]))
+  const bytes = new TextEncoder().encode(JSON.stringify({ metadata: { total_size: 1 }, weight_map: weightMap }))
+  try {
+    await withRoom(16 << 20, (256 << 10) + 296, [async () => {
+      const index = await parseIndexCore(bytes, 'model.safetensors.index.json')
+      try { assert.equal(index.shardOf('model.layers.19999.mlp.weight'), 1) } finally { index.dispose() }
+    }], await loadIndexModule())
+  } finally {
+    keeper.dispose()
+  }
 })
