@@ -252,6 +252,17 @@ bool SlicePlanner::plan(std::string name, uint32_t dtype, uintptr_t dims, uint32
     error_ = planSlice(header, tensor, indexers.data(), indexers.size(), plan_);
   }
   if (error_) return false;
+  const uint64_t words = uint64_t{plan_.ranges.size()} * kRangeWords;
+  if (!heapHolds(words * sizeof(double))) {  // the plan's ranges again, as doubles for JS
+    error_ = makeError(ErrorCode::OutOfMemory, header.dataOffset(),
+                       "the slice's " + decimal(plan_.ranges.size()) + " byte ranges need " +
+                           decimal(words * sizeof(double)) +
+                           " bytes more than the heap has free: slice fewer rows at once, or "
+                           "free tensors no longer needed",
+                       header.strings);
+    plan_ = {};
+    return false;
+  }
   ranges_.assign(plan_.ranges.size() * kRangeWords, 0);
   for (size_t i = 0; i < plan_.ranges.size(); ++i) {
     const ByteRange& r = plan_.ranges[i];

@@ -1,6 +1,8 @@
 #include "error.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <cstdlib>
 #include <utility>
 
 namespace st {
@@ -32,8 +34,20 @@ const char* errorCodeName(ErrorCode code) {
     case ErrorCode::AwkwardOutOfBounds: return "AwkwardOutOfBounds";
     case ErrorCode::InvalidIndex: return "InvalidIndex";
     case ErrorCode::UnsafeShardPath: return "UnsafeShardPath";
+    case ErrorCode::OutOfMemory: return "OutOfMemory";
   }
   return "Unknown";
+}
+
+bool heapHolds(uint64_t bytes) {
+  // Called through a volatile pointer: the optimiser may otherwise fold malloc-then-free into
+  // "succeeded" and drop both calls.
+  static void* (*volatile const allocate)(size_t) = std::malloc;
+  if (bytes > SIZE_MAX) return false;
+  void* block = allocate(static_cast<size_t>(bytes));
+  if (block == nullptr) return false;
+  std::free(block);
+  return true;
 }
 
 Error makeError(ErrorCode code, uint64_t offset, std::string message, std::string tensor) {

@@ -37,6 +37,8 @@ enum class ErrorCode : uint8_t {
   // Sharded sets' indexes (index_map.hpp), with the codes js/ gives them.
   InvalidIndex,     // not JSON, or not {"weight_map": {name: shard path}}
   UnsafeShardPath,  // a shard path outside the index's folder
+  // Memory.
+  OutOfMemory,  // a buffer the heap cannot hold (checked with heapHolds before it is made)
 };
 
 const char* errorCodeName(ErrorCode code);
@@ -51,6 +53,13 @@ struct Error {
 };
 
 Error makeError(ErrorCode code, uint64_t offset, std::string message, std::string tensor = {});
+
+// Whether `bytes` can be allocated now: a block of that size is allocated and freed at once.
+// The core is built without exceptions, so a container that fails to grow aborts the wasm
+// module; the few containers sized by the input (a slice plan's ranges) are checked with this
+// first and reserved right after, from the free region the check found, and a false is
+// reported as OutOfMemory.
+bool heapHolds(uint64_t bytes);
 
 // Decimal text of v, for messages. Used instead of std::to_string, whose libc++ version goes
 // through snprintf and pulls printf's float formatting (and long-double arithmetic) into the wasm.

@@ -46,6 +46,8 @@ char* indexParserError(uintptr_t handle) {
   if (out) std::memcpy(out, text.c_str(), text.size() + 1);
   return out;
 }
+// Heap bytes the parser holds so far (IndexParser::bytesInUse), for JS's reservations.
+double indexParserBytesInUse(uintptr_t handle) { return double(parser(handle)->bytesInUse()); }
 uintptr_t indexParserTables(uintptr_t handle) { return parser(handle)->tables(); }
 void indexParserNames(uintptr_t handle, uintptr_t blob, uintptr_t ends) {
   parser(handle)->namesAt(blob, ends);

@@ -238,6 +238,12 @@ Error planSlice(const Header& header, const TensorInfo& tensor, const SliceIndex
     return fail(ErrorCode::InvalidSlice, tensorStart,
                 "the slice needs " + decimal(rangeCount) +
                     " byte ranges, more than this platform can hold");
+  if (!heapHolds(rangeCount * sizeof(ByteRange)))
+    return fail(ErrorCode::OutOfMemory, tensorStart,
+                "the slice needs " + decimal(rangeCount) + " byte ranges, " +
+                    decimal(rangeCount * sizeof(ByteRange)) +
+                    " bytes, more than the heap has free: slice fewer rows at once, or free "
+                    "tensors no longer needed");
   const uint64_t runBytes = runBits / 8;
   out.byteLength = runBytes * rangeCount;
   out.ranges.reserve(static_cast<size_t>(rangeCount));

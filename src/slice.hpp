@@ -61,6 +61,7 @@ struct SlicePlan {
 //   MisalignedSlice  a range would begin or end inside a byte (F4, F6_* tensors); the check
 //                    is exact, so an F4 slice whose every range is whole bytes is accepted
 //   InvalidSlice     more ranges than a std::vector can hold (wasm32: about 2^28)
+//   OutOfMemory      more ranges than the heap has room for now (heapHolds)
 // Empty results (a size-0 dimension, or start == stop anywhere, start == dim included) succeed
 // with byteLength 0 and no ranges. Ranges are maximal: each merges every contiguous element.
 // The error offset is the tensor's first byte, or for MisalignedSlice the byte holding the

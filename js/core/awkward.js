@@ -5,8 +5,19 @@
  */
 import { dtypeIndex } from '../dtypes.js'
 import { SafetensorsError, fromCoreError } from '../errors.js'
+import { RESERVE_SLACK, reserveFor } from './index.js'
 
 /** @typedef {import('./index.js').Core} Core */
+
+const encoder = /* @__PURE__ */ new TextEncoder()
+
+/**
+ * What a form's parse, check and tree may allocate in the core, per byte of its UTF-8 text: a
+ * node of a few bytes ('{"class":"EmptyArray"}') becomes an AkNode of about 150 bytes, its
+ * vector may be copied while it grows, and its tree() entry is some 150 bytes more, twice (the
+ * C++ string and Embind's copy). About 25 at worst: 64 is reserved.
+ */
+const FORM_RESERVE_FACTOR = 64
 
 // The core's form state is freed with the AwkwardForm, which the read context of every view of
 // an array holds: once none is reachable, the registry frees it if dispose() was not called.
@@ -33,6 +44,13 @@ export class AwkwardForm {
    *   the file's tensor of that name, or null
    */
   constructor(core, form, length, tensor) {
+    // Built without exceptions, the core aborts on a failed allocation; Embind copies the
+    // strings into the heap without checking malloc (a null pointer, and the form is written
+    // over the bottom of memory, the allocator's own state included: later calls may loop
+    // forever). Everything the calls below allocate fits in the block reserved here
+    // (js/core/index.js reserveFor).
+    const textBytes = encoder.encode(form).length + encoder.encode(length).length
+    reserveFor(core, FORM_RESERVE_FACTOR * textBytes + 16 * RESERVE_SLACK)
     const reader = core.awkwardReaderNew()
     try {
       if (!core.awkwardReaderParse(reader, form, length)) throw fromCoreError(core.awkwardReaderError(reader))
@@ -74,6 +92,16 @@ export class AwkwardForm {
     return this.#reader
   }
 
+  /**
+   * The reader, with room in the heap for what a check allocates (a verdict's message and its
+   * JSON, each a string Embind copies), or Disposed.
+   */
+  #checking() {
+    const reader = this.#live()
+    reserveFor(this.#core, RESERVE_SLACK)
+    return reader
+  }
+
   /** @param {boolean} ok */
   #verdict(ok) {
     if (!ok) throw fromCoreError(this.#core.awkwardReaderError(this.#live()))
@@ -85,21 +113,21 @@ export class AwkwardForm {
    * @param {number} node @param {number} ptr @param {number} first @param {number} count
    */
   checkOffsets(node, ptr, first, count) {
-    this.#verdict(this.#core.awkwardReaderCheckOffsets(this.#live(), node, ptr, first, count))
+    this.#verdict(this.#core.awkwardReaderCheckOffsets(this.#checking(), node, ptr, first, count))
   }
 
   /** @param {number} node @param {number} starts @param {number} stops @param {number} first @param {number} count */
   checkLists(node, starts, stops, first, count) {
-    this.#verdict(this.#core.awkwardReaderCheckLists(this.#live(), node, starts, stops, first, count))
+    this.#verdict(this.#core.awkwardReaderCheckLists(this.#checking(), node, starts, stops, first, count))
   }
 
   /** @param {number} node @param {number} index @param {number} first @param {number} count */
   checkIndex(node, index, first, count) {
-    this.#verdict(this.#core.awkwardReaderCheckIndex(this.#live(), node, index, first, count))
+    this.#verdict(this.#core.awkwardReaderCheckIndex(this.#checking(), node, index, first, count))
   }
 
   /** @param {number} node @param {number} tags @param {number} index @param {number} first @param {number} count */
   checkUnion(node, tags, index, first, count) {
-    this.#verdict(this.#core.awkwardReaderCheckUnion(this.#live(), node, tags, index, first, count))
+    this.#verdict(this.#core.awkwardReaderCheckUnion(this.#checking(), node, tags, index, first, count))
   }
 }

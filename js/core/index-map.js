@@ -82,9 +82,25 @@ function cString(mod, ptr) {
 
 /** @param {any} mod @param {number} size */
 function alloc(mod, size) {
-  const ptr = mod._malloc(Math.max(size, 1)) >>> 0
-  if (ptr === 0) throw new SafetensorsError('OutOfMemory', `cannot allocate ${size} bytes in the sharded-index module's heap`)
+  const ptr = size > 0xffff0000 ? 0 : mod._malloc(Math.max(size, 1)) >>> 0
+  if (ptr === 0) {
+    throw new SafetensorsError('OutOfMemory', `cannot allocate ${size} bytes in the sharded-index module's heap, ` +
+      `which holds ${mod._heapInUse()} bytes now and cannot grow past 4 GiB: dispose indexes no longer needed`)
+  }
   return ptr
+}
+
+/**
+ * The module is built without exceptions: a table that fails to grow aborts it. Before each
+ * call that allocates, as in js/core/index.js (reserveFor), a block of at least what the call
+ * can allocate is allocated and freed at once (OutOfMemory when it cannot be): the parser's
+ * tables copied once as one of them doubles (twice what it holds), 8 bytes per byte fed, and
+ * 1 MiB for the rest (messages, the shard tables finish() builds).
+ * @param {any} mod @param {number} handle a parser, or 0 before one exists @param {number} fed bytes the call reads
+ */
+function reserveFor(mod, handle, fed) {
+  const holds = handle ? mod._indexParserBytesInUse(handle) : 0
+  mod._free(alloc(mod, 2 * holds + 8 * fed + (1 << 20)))
 }
 
 /**
@@ -127,6 +143,7 @@ export class IndexParser {
     this.#mod = mod
     this.#where = where
     this.#maxBytes = maxBytes
+    reserveFor(mod, 0, 0)
     this.#handle = mod._indexParserNew() >>> 0
     if (this.#handle) hold(mod)
   }
@@ -146,6 +163,7 @@ export class IndexParser {
       const piece = bytes.subarray(at, at + FEED_BYTES)
       this.#growBuffer(piece.length)
       mod.HEAPU8.set(piece, this.#buffer)
+      this.#reserve(piece.length)
       if (!mod._indexParserFeed(this.#handle, this.#buffer, piece.length)) this.#fail(this.#error())
       this.#read += piece.length
     }
@@ -155,6 +173,7 @@ export class IndexParser {
   finish() {
     const mod = this.#mod
     if (!this.#handle) throw new SafetensorsError('Closed', `${this.#where}: the index parser was finished or disposed`)
+    this.#reserve(0)
     if (!mod._indexParserFinish(this.#handle)) this.#fail(this.#error())
     const handle = this.#handle
     this.#handle = 0
@@ -179,6 +198,15 @@ export class IndexParser {
     this.#freeBuffer()
     this.#bufferSize = Math.min(Math.max(size, 64 * 1024), FEED_BYTES)
     this.#buffer = alloc(this.#mod, this.#bufferSize)
+  }
+
+  /** reserveFor, or the parser disposed and OutOfMemory thrown. @param {number} fed */
+  #reserve(fed) {
+    try {
+      reserveFor(this.#mod, this.#handle, fed)
+    } catch (error) {
+      this.#fail(/** @type {SafetensorsError} */ (error))
+    }
   }
 
   #freeBuffer() {

@@ -92,12 +92,12 @@ export function heapFree(core, ptr) {
  * the call's allocations, made synchronously right after, are served.
  * @param {Core} core @param {number} bytes at least what the call allocates, with room for headers
  */
-function reserveFor(core, bytes) {
+export function reserveFor(core, bytes) {
   heapFree(core, heapAlloc(core, bytes))
 }
 
 /** Headers, alignment and small objects around the allocations a reservation is counted for. */
-const RESERVE_SLACK = 64 * 1024
+export const RESERVE_SLACK = 64 * 1024
 
 /**
  * A view of heap bytes. Take it right before use: any allocation may grow the heap, which
@@ -263,9 +263,6 @@ function readTables(core, at) {
 
 // ---- Slices ----
 
-/** The most reserved for a slice's plan (src/slice.cpp): 8 million ranges. */
-const MAX_PLAN_RESERVATION = 256 * 1024 * 1024
-
 /**
  * Plans a slice of one tensor of a parsed file (st::SlicePlanner): the slice's shape, the
  * absolute byte ranges [offset, length] that make it up, in output order, and their total.
@@ -280,11 +277,10 @@ const MAX_PLAN_RESERVATION = 256 * 1024 * 1024
  */
 export function planSlice(core, name, dtype, shape, absoluteBegin, spec) {
   const S = LAYOUT.slice
-  // The plan has at most one range per row (the last dimension's elements), each 16 bytes in
-  // the planner and 16 in what JS reads. Capped: a tensor of millions of rows would otherwise
-  // need a reservation far beyond what any slice of it plans.
-  const rows = shape.slice(0, -1).reduce((/** @type {number} */ p, d) => p * Number(d), 1)
-  reserveFor(core, Math.min(32 * rows, MAX_PLAN_RESERVATION) + RESERVE_SLACK)
+  // The ranges, as many as the slice makes (16 bytes each in the planner and 16 in what JS
+  // reads), are checked against the heap in C++ (st::heapHolds): too many is the core's
+  // OutOfMemory. Reserved here: the planner, its name, spec, shape and messages.
+  reserveFor(core, RESERVE_SLACK + 8 * (name.length + spec.length))
   const dims = heapAlloc(core, Math.max(shape.length, 1) * S.dim)
   const planner = core.slicePlannerNew()
   try {

@@ -2,20 +2,23 @@
 // where a failed allocation used to abort the whole module (Emscripten's abort(), a
 // RuntimeError, every later call on a broken heap). Each call is OutOfMemory or a right answer,
 // whatever room is left, and leaves no memory behind. The heap is filled to its 4 GiB edge:
-// this file runs in a process of its own.
+// this file runs in a process of its own. Each test has a timeout: a core whose allocator state
+// was overwritten may hang rather than fail, and a hang must fail fast.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SafetensorsError, open, serialize } from '../../js/node.js'
+import { SafetensorsError, open, serialize, serializeAwkward } from '../../js/node.js'
 import { loadCore } from '../../js/wasm.js'
+import { loadIndexModule, openIndexParser, parseIndexCore } from '../../js/core/index-map.js'
 
 /**
  * Fills the heap but for one block of `most` bytes, then for each amount of room from 0 to
  * `most` by `step` leaves that much free and runs `calls`, each to succeed or fail with
  * OutOfMemory. Returns how many did which; the heap is emptied again.
  * @param {number} most @param {number} step @param {(() => Promise<unknown>)[]} calls
+ * @param {any} [module] the wasm module whose heap is filled: the core unless given
  */
-async function withRoom(most, step, calls) {
-  const core = await loadCore()
+async function withRoom(most, step, calls, module) {
+  const core = module ?? await loadCore()
   let aside = core._malloc(most) >>> 0
   const held = []
   for (let size = 1 << 30; size >= 16; size >>= 1) {
@@ -89,4 +92,66 @@ test('a slice of 4096 ranges and a 5000-name serialize with 0 to 2 MB left: done
     async () => { for await (const chunk of f.chunks('a', { slice: ':, 2' })) assert.equal(chunk.data[0], 2) },
     async () => assert.ok((await serialize(tensors)).length > 5000 * 8),
   ])
+})
+
+test('awkward arrays with 0 to 3 MB left in the heap: read or OutOfMemory, never an abort or a hang', { timeout: 120_000 }, async () => {
+  // A form of 8 KB (40 fields), longer than the low memory a string copied to a null pointer
+  // used to overwrite; and strings and lists, read one buffer at a time.
+  const records = await open(await serializeAwkward(Array.from({ length: 4 }, (_, i) =>
+    Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`field_number_${k}`, k % 2 ? i : `s${i}`])))))
+  const lists = await open(await serializeAwkward(Array.from({ length: 3000 }, (_, i) => `string number ${i}`)))
+  assert.ok(String(records.metadata?.form).length > 4096)
+  await withRoom(3 << 20, (40 << 10) + 296, [
+    async () => {
+      const a = await records.awkward()
+      try { assert.equal(a.length, 4) } finally { a.dispose() }
+    },
+    async () => {
+      const a = await lists.awkward()
+      try { assert.equal((await a.toList()).at(-1), 'string number 2999') } finally { a.dispose() }
+    },
+  ])
+})
+
+test('a slice of 9 million ranges with 0 to 272 MiB left: OutOfMemory, never an abort', { timeout: 120_000 }, async () => {
+  // One 1-byte range per row: 144 MB in the planner and 144 MB more for JS, more than any room
+  // left here; the JS reservation, which used to stop at 256 MiB, no longer stands for them.
+  const rows = 9_000_000
+  const f = await open(await serialize({ a: { dtype: 'U8', shape: [rows, 2], data: new Uint8Array(rows * 2).fill(7) } }))
+  /** @type {any} */
+  let last = null
+  await withRoom(273 << 20, (34 << 20) + 296, [
+    async () => {
+      try {
+        (await f.slice('a', ':, 1')).dispose()
+      } catch (error) {
+        throw (last = error)
+      }
+      assert.fail('9 million ranges fitted')
+    },
+    async () => {
+      const t = await f.slice('a', '0:2, 1')
+      assert.deepEqual([...t.data], [7, 7])
+      t.dispose()
+    },
+  ])
+  // With 272 MiB left the core itself refuses, with the numbers.
+  assert.match(last.message, /9000000 byte ranges(,| need) 144000000 bytes/)
+})
+
+test('a 1 MB sharded index parsed with 0 to 16 MiB left in its module: parsed or OutOfMemory, never an abort', { timeout: 120_000 }, async () => {
+  // A parser kept open holds the module: otherwise, once its heap has grown, the next index
+  // is read in a fresh module (js/core/index-map.js release()) and the filled one is let go.
+  const keeper = await openIndexParser('keeper')
+  const weightMap = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) =>
+    [`model.layers.${i}.mlp.weight`, `model-0000${(i % 3) + 1}-of-00003.safetensors`]))
+  const bytes = new TextEncoder().encode(JSON.stringify({ metadata: { total_size: 1 }, weight_map: weightMap }))
+  try {
+    await withRoom(16 << 20, (256 << 10) + 296, [async () => {
+      const index = await parseIndexCore(bytes, 'model.safetensors.index.json')
+      try { assert.equal(index.shardOf('model.layers.19999.mlp.weight'), 1) } finally { index.dispose() }
+    }], await loadIndexModule())
+  } finally {
+    keeper.dispose()
+  }
 })
