@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs'
 import { lstat, mkdtemp, open as fsOpen, readFile, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { SafetensorsError } from '../errors.js'
+import { isRunning } from '../io/node-write.js'
 
 const PREFIX = '.safetensors-convert-'
 /** The file that marks a staging folder as convert's: a folder that holds files without it is never removed. */
@@ -67,16 +68,6 @@ export async function removeStaleStaging(folder) {
     for (const n of inside) if (n !== MARKER) await unlink(join(stage, n)).catch(() => {})
     await unlink(join(stage, MARKER)).catch(() => {})
     await rmdir(stage).catch(() => {})
-  }
-}
-
-/** Whether a process runs (this one included: another convert of it may be writing). @param {number} pid */
-function isRunning(pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return /** @type {NodeJS.ErrnoException} */ (error).code !== 'ESRCH'
   }
 }
 

@@ -45,8 +45,9 @@ async function removeStaleTemps(target) {
   }
 }
 
-/** Whether a process runs (this one included: another write of it may be under way). @param {number} pid */
-function isRunning(pid) {
+/** Whether a process runs (this one included: another write or convert of it may be under way).
+ * @param {number} pid */
+export function isRunning(pid) {
   try {
     process.kill(pid, 0)
     return true
