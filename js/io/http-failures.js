@@ -1,11 +1,15 @@
 /**
- * The coded error for a failed status or a failed request, with what the server said and the
- * likely fix. Only a failure needs it: http.js loads it then (a chunk of its own in a bundle).
+ * What follows a failure: the coded error for a failed status or a failed request, with what
+ * the server said and the likely fix, and the renewal of a signed URL that expired. Only a
+ * failure needs it: http.js loads it then (a chunk of its own in a bundle).
  */
 import { SafetensorsError } from '../errors.js'
-import { Transient, plainUrl, safeOrigin } from './http-answers.js'
+import {
+  Transient, checkTotal, checkValidators, contentRange, declaredLength, plainUrl, refuseEncoded, safeOrigin,
+} from './http-answers.js'
+import { request, retrying } from './http.js'
 
-/** @typedef {import('./http-answers.js').Known} Known */
+/** @typedef {import('./http-answers.js').Known} Known @typedef {import('./http.js').State} State */
 
 const MAX_RETRY_AFTER = 60_000
 /** How much of an error body is kept (HttpError's `body`) and read at most. */
@@ -144,4 +148,30 @@ export function describeFailure(error, href, what) {
     }
   }
   return { message: `${what}: ${reason && reason !== top ? `${top} (${reason})` : top}`, permanent: false }
+}
+
+/**
+ * The final URL answered `stale` with 401/403/410 (a signature that expired): resolves the
+ * original URL again, once for all the reads that saw it fail, and checks the file is the same.
+ * @param {State} state @param {string} stale the URL that failed
+ */
+export async function renew(state, stale) {
+  if (state.readHref !== stale) return
+  state.renewing ??= retrying(state, undefined, 'the file again (its URL expired)', async () => {
+    const response = await request(state, state.href, { Range: 'bytes=0-0' }, undefined)
+    try {
+      if (response.status !== 206 && response.status !== 200) throw await failedStatus(state, response)
+      if (response.status === 206) {
+        refuseEncoded(state.href, response)
+        checkTotal(state, contentRange(state.href, response).total, response)
+      } else {
+        checkTotal(state, declaredLength(response), response)
+      }
+      checkValidators(state, response)
+      state.readHref = response.url || state.href
+    } finally {
+      if (!response.bodyUsed) await new Response(response.body).arrayBuffer().catch(() => {})
+    }
+  }).finally(() => { state.renewing = null })
+  await state.renewing
 }

@@ -25,7 +25,7 @@
  * request headers in preflights); without it a browser hides Content-Range from the script.
  *
  * Code no page needs at load lives apart, loaded when needed: http-failures.js explains a
- * failure; http-whole.js reads whole bodies (a sharded index, a server that ignores Range) with
+ * failure and renews an expired URL; http-whole.js reads whole bodies (a sharded index, a server that ignores Range) with
  * the helpers exported here (makeState, request, retrying, readBody...).
  */
 import { SafetensorsError, abortError, throwIfAborted } from '../errors.js'
@@ -533,32 +533,6 @@ async function checkRangeResponse(state, response, from, to) {
 /** @param {string | null} etag */
 function isStrong(etag) { return etag !== null && !etag.startsWith('W/') }
 
-/**
- * The final URL answered `stale` with 401/403/410 (a signature that expired): resolves the
- * original URL again, once for all the reads that saw it fail, and checks the file is the same.
- * @param {State} state @param {string} stale the URL that failed
- */
-async function renew(state, stale) {
-  if (state.readHref !== stale) return
-  state.renewing ??= retrying(state, undefined, 'the file again (its URL expired)', async () => {
-    const response = await request(state, state.href, { Range: 'bytes=0-0' }, undefined)
-    try {
-      if (response.status !== 206 && response.status !== 200) throw await (await explainer()).failedStatus(state, response)
-      if (response.status === 206) {
-        refuseEncoded(state.href, response)
-        checkTotal(state, contentRange(state.href, response).total, response)
-      } else {
-        checkTotal(state, declaredLength(response), response)
-      }
-      checkValidators(state, response)
-      state.readHref = response.url || state.href
-    } finally {
-      if (!response.bodyUsed) await new Response(response.body).arrayBuffer().catch(() => {})
-    }
-  }).finally(() => { state.renewing = null })
-  await state.renewing
-}
-
 /** From now on every read of `state` asks its original URL; said once.
  * @param {State} state @param {string} refused the URL that refused a range */
 function readPerRequest(state, refused) {
@@ -596,7 +570,8 @@ async function* fetchRange(state, from, end, signal) {
         renewed = true
         await response.body?.cancel().catch(() => {})
         response = null
-        await renew(state, target)
+        // Renewal is rare (a signed URL that expired): its code loads with the failures'.
+        await (await import('./http-failures.js')).renew(state, target)
         continue
       }
       if (response.status === 403 && target !== state.href) {
