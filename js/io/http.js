@@ -23,13 +23,16 @@
  * A cross-origin server must send `Access-Control-Expose-Headers: Content-Range, ETag,
  * Content-Length, Last-Modified, Retry-After` (and allow the Range, If-Range and Authorization
  * request headers in preflights); without it a browser hides Content-Range from the script.
+ *
+ * Code no page needs at load lives apart, loaded when needed: http-failures.js explains a
+ * failure and renews an expired URL; http-whole.js reads whole bodies (a sharded index, a server that ignores Range) with
+ * the helpers exported here (makeState, request, retrying, readBody...).
  */
 import { SafetensorsError, abortError, throwIfAborted } from '../errors.js'
 import {
-  Transient, checkTotal, checkValidators, contentRange, declaredLength, describeFailure, failedStatus,
-  plainUrl, refuseEncoded, safeOrigin,
+  Transient, checkTotal, checkValidators, contentRange, declaredLength, plainUrl, refuseEncoded, safeOrigin,
 } from './http-answers.js'
-import { Prefix, concat } from './prefix.js'
+import { Prefix } from './prefix.js'
 import { checkRange } from './sources.js'
 import { checkIdleTimeout, checkOpenOptions } from '../options.js'
 
@@ -166,75 +169,17 @@ function lastFirstAnswer(state, header) {
   return same ? /** @type {Uint8Array} */ (last?.bytes) : header
 }
 
-/**
- * @typedef {{ start(): void, chunk(bytes: Uint8Array): void }} BodySink where fetchBytes pours a
- *   body as it arrives: start() before the first piece (again before a retry starts over)
- */
-
-/**
- * The whole body of a URL (a sharded index), with the same retries and error codes; refused
- * past `maxBytes` before more is read. With `sink`, the body goes to it piece by piece as it
- * arrives and nothing is returned (only the cache, when on, keeps a copy to store).
- * @param {string | URL} url @param {HttpOptions & { maxBytes?: number, sink?: BodySink }} [options]
- * @returns {Promise<Uint8Array>} the body, empty when poured into a sink
- */
-export async function fetchBytes(url, options = {}) {
-  const state = makeState(String(url), options)
-  const max = options.maxBytes ?? Infinity
-  const { sink } = options
-  const cache = cacheOf(options)
-  /** @param {Uint8Array} bytes */
-  const kept = (bytes) => {
-    if (!sink) return bytes
-    sink.start()
-    sink.chunk(bytes)
-    return new Uint8Array(0)
-  }
-  let entry = await cache?.lookup('index', state.href) ?? null
-  if (entry?.fresh) return kept(entry.bytes)
-  const bytes = await retrying(state, options.signal, 'the file', async () => {
-    const send = (/** @type {Record<string, string>} */ extra) => request(state, state.href, extra, options.signal)
-    let response = await (entry ? entry.request(state.href, send) : send({}))
-    const hit = entry ? await entry.answers(response) : false
-    if (hit) {
-      await response.body?.cancel().catch(() => {})
-      return kept(/** @type {NonNullable<typeof entry>} */ (entry).bytes)
-    }
-    entry = null
-    if (hit === null) response = await send({})
-    remember(state, response, 0)
-    if (response.status !== 200) throw await failedStatus(state, response)
-    const declared = declaredLength(response)
-    const tooLarge = (/** @type {number} */ n) => new SafetensorsError('InvalidIndex', `${state.href} is ` +
-      `${n} bytes or more, over the ${max} an index may have here (maxIndexBytes): is it a shard?`, { status: 200 })
-    if (declared !== null && declared > max) {
-      await response.body?.cancel().catch(() => {})
-      throw tooLarge(declared)
-    }
-    const total = declared ?? 0
-    sink?.start()
-    const { chunks, length, complete, broken } = await readBody(response, max + 1, undefined,
-      (n) => options.onProgress?.({ loaded: n, total: Math.max(total, n) }), sink && ((chunk) => sink.chunk(chunk)), !sink || cache !== null)
-    if (length > max) throw tooLarge(length)
-    if (!complete) throw broken ?? new Transient(shortBody(state, 0, length, total))
-    if (declared !== null && length !== declared) throw new Transient(shortBody(state, 0, length, declared))
-    if (cache) await cache.storePieces('index', { ...state, byteLength: length }, chunks)
-    return sink ? new Uint8Array(0) : concat(chunks, length)
-  })
-  return bytes
-}
-
 /** Where `open` puts the cache it made of its `cache` option (cache.js, loaded only then), in
  * the options it passes on: a symbol, so that no option of urlSource's own names it. */
 export const CACHE = Symbol('cache')
 
 /** @param {HttpOptions} options @returns {import('./cache.js').HttpCache | null} */
-function cacheOf(options) {
+export function cacheOf(options) {
   return /** @type {Record<symbol, any>} */ (options)[CACHE] ?? null
 }
 
 /** @param {string} href @param {HttpOptions} options @returns {State} */
-function makeState(href, options) {
+export function makeState(href, options) {
   const fetchFn = options.fetch ?? globalThis.fetch
   if (typeof fetchFn !== 'function')
     throw new SafetensorsError('UnsupportedSource', `cannot open ${href}: no fetch on this platform; pass options.fetch`)
@@ -276,7 +221,7 @@ const DROPPED_ACROSS_ORIGINS = new Set(['authorization', 'cookie', 'proxy-author
  * @param {AbortSignal | undefined} signal @param {RequestCache} [cache] the fetch's cache mode
  * @returns {Promise<Response>} the last hop's answer: its `url` is where the bytes came from
  */
-async function request(state, target, extra, signal, cache) {
+export async function request(state, target, extra, signal, cache) {
   const idle = idleWatch(state.idleTimeout, signal)
   try {
     for (let hop = 0; ; hop++) {
@@ -384,6 +329,24 @@ function inPage() {
   return typeof /** @type {any} */ (globalThis).location?.origin === 'string'
 }
 
+/**
+ * What explains a failure (what the server said, the likely cause), loaded on a first failure. A
+ * page that cannot load it (offline) gets the bare status or error, still coded.
+ * @returns {Promise<Pick<typeof import('./http-failures.js'), 'failedStatus' | 'describeFailure'>>}
+ */
+export function explainer() {
+  return import('./http-failures.js').catch(() => ({
+    /** @param {{ href: string }} known @param {Response} response */
+    async failedStatus(known, response) {
+      await response.body?.cancel().catch(() => {})
+      const { status } = response
+      return new SafetensorsError(status === 404 || status === 410 ? 'NotFound' : 'HttpError', `${known.href}: HTTP ${status}`, { status })
+    },
+    /** @param {unknown} error @param {string} _href @param {string} what */
+    describeFailure: (error, _href, what) => ({ message: `${what}: ${/** @type {Error} */ (error)?.message ?? error}`, permanent: false }),
+  }))
+}
+
 /** If-Range is not a CORS-safelisted header: cross-origin in a browser it would cost a preflight.
  * @param {State} state @param {string} target */
 function useIfRange(state, target) {
@@ -395,7 +358,7 @@ function useIfRange(state, target) {
 /** Runs `attempt` until it succeeds, fails for good, or the retries run out.
  * @template T @param {State} state @param {AbortSignal | undefined} signal @param {string} what
  * @param {() => Promise<T>} attempt @returns {Promise<T>} */
-async function retrying(state, signal, what, attempt) {
+export async function retrying(state, signal, what, attempt) {
   for (let failures = 0; ; failures++) {
     throwIfAborted(signal)
     try {
@@ -415,7 +378,7 @@ async function pause(state, error, failures, signal, what, midBody) {
   let transient = error instanceof Transient ? error : null
   if (!transient) {
     const doing = `${midBody ? 'the connection broke while reading' : 'could not request'} ${what}`
-    const failure = describeFailure(error, state.readHref, `${state.href}: ${doing}`)
+    const failure = (await explainer()).describeFailure(error, state.readHref, `${state.href}: ${doing}`)
     const coded = new SafetensorsError(midBody ? 'ShortRead' : 'NetworkError', failure.message, { cause: error })
     if (failure.permanent) throw coded
     transient = new Transient(coded)
@@ -448,7 +411,7 @@ function sleep(ms, signal) {
  * @param {boolean} [keep] false: the chunks are not gathered (`bytes` is empty; `length` counts)
  * @returns {Promise<{ bytes: Uint8Array, prefix: Prefix, chunks: Uint8Array[], length: number, complete: boolean, broken: unknown }>}
  *   prefix: the chunks kept, unjoined; bytes: them joined (a view where one chunk holds them) */
-async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
+export async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   /** @type {Uint8Array[]} */
   const chunks = []
   let n = 0
@@ -481,14 +444,6 @@ async function readBody(response, limit, stop, onBytes, onChunk, keep = true) {
   }
 }
 
-/** How many leading bytes hold the length and the header, once the first 8 have arrived.
- * @param {number} size @returns {(chunks: Uint8Array[], n: number) => number | null} */
-const headerEnd = (size) => (chunks, n) => {
-  if (n < 8) return null
-  const length = new DataView(concat(chunks, 8).buffer).getBigUint64(0, true)
-  return Math.max(size, 8 + Number(length < 100_000_000n ? length : 100_000_000n))
-}
-
 /** Checks the answer to `bytes=0-(size-1)`, learns the file length, returns the prefix to keep.
  * @param {State} state @param {Response} response @param {number} size @param {number} threshold
  * @param {((p: Progress) => void) | undefined} onProgress
@@ -517,60 +472,15 @@ async function firstResponse(state, response, size, threshold, onProgress) {
     remember(state, response, 0)  // an empty file: no byte 0 to send
     return Prefix.of(new Uint8Array(0))
   }
-  if (response.status !== 200) throw await failedStatus(state, response)
+  if (response.status !== 200) throw await (await explainer()).failedStatus(state, response)
+  // A server that ignores Range: rare (every Hub, S3 or CDN URL honours it), so its code loads
+  // only then.
+  const { wholeFileAnswer } = await import('./http-whole.js')
   return Prefix.of(await wholeFileAnswer(state, response, size, threshold, onProgress))
 }
 
-/**
- * The server ignores Range and sends the whole file. A small one is kept whole. Of a large one,
- * with allowFullDownload, the length and the header are kept (each later read streams the file
- * from its start); without a declared length that means reading the body to its end to count it.
- * @param {State} state @param {Response} response @param {number} size @param {number} threshold
- * @param {((p: Progress) => void) | undefined} onProgress
- */
-async function wholeFileAnswer(state, response, size, threshold, onProgress) {
-  const declared = declaredLength(response)
-  const refuse = () => new SafetensorsError('RangeNotSupported', `${state.href}: the server ignores Range and ` +
-    `sends the whole file (${declared === null ? `no length given, over ${threshold}` : declared} bytes); pass ` +
-    'allowFullDownload: true to read it anyway (each read streams from the start)', { status: 200 })
-  const progress = (/** @type {number} */ n) => onProgress?.({ loaded: n, total: Math.max(n, declared ?? 0) })
-  if (declared !== null && declared > threshold) {
-    if (!state.allowFullDownload) throw refuse()
-    const { bytes, broken } = await readBody(response, Infinity, headerEnd(size), progress)
-    if (broken !== null) throw broken
-    remember(state, response, declared)
-    state.rangeIgnored = true
-    return bytes
-  }
-  const reader = /** @type {ReadableStream<Uint8Array>} */ (response.body ?? new Blob().stream()).getReader()
-  /** @type {Uint8Array[]} */
-  const chunks = []
-  let n = 0
-  let keep = Infinity  // all of a small file; past the threshold, the length and the header
-  let done = false
-  try {
-    for (;;) {
-      const r = await reader.read()
-      if ((done = r.done)) break
-      n += r.value.length
-      progress(n)
-      if (n > threshold && keep === Infinity) {
-        if (!state.allowFullDownload) throw refuse()
-        keep = Math.max(size, headerEnd(size)(chunks.concat(r.value), n) ?? size)
-      }
-      if (n - r.value.length < keep) chunks.push(r.value)
-    }
-  } finally {
-    if (!done) reader.cancel().catch(() => {})
-  }
-  if (declared !== null && n !== declared) throw new Transient(shortBody(state, 0, n, declared))
-  remember(state, response, n)
-  state.rangeIgnored = keep !== Infinity
-  return concat(chunks, Math.min(n, keep))
-}
-
 /** @param {State} state @param {Response} response @param {number} total */
-function remember(state, response, total) {
+export function remember(state, response, total) {
   Object.assign(state, {
     byteLength: total, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified'),
     status: response.status, contentType: response.headers.get('content-type'),
@@ -578,7 +488,7 @@ function remember(state, response, total) {
 }
 
 /** @param {State} state @param {number} offset @param {number} got @param {number} expected */
-function shortBody(state, offset, got, expected) {
+export function shortBody(state, offset, got, expected) {
   return new SafetensorsError('ShortRead', `${state.href}: the body for bytes ${offset}-${offset + expected - 1} ` +
     `ended after ${got} of ${expected} bytes`, { offset: offset + got })
 }
@@ -617,37 +527,11 @@ async function checkRangeResponse(state, response, from, to) {
       `${state.byteLength} byte file`, { offset: from, status })
   }
   if (status === 412) throw new SafetensorsError('SourceChanged', `${state.href}: HTTP 412, the file changed`, { status })
-  throw await failedStatus(state, response)
+  throw await (await explainer()).failedStatus(state, response)
 }
 
 /** @param {string | null} etag */
 function isStrong(etag) { return etag !== null && !etag.startsWith('W/') }
-
-/**
- * The final URL answered `stale` with 401/403/410 (a signature that expired): resolves the
- * original URL again, once for all the reads that saw it fail, and checks the file is the same.
- * @param {State} state @param {string} stale the URL that failed
- */
-async function renew(state, stale) {
-  if (state.readHref !== stale) return
-  state.renewing ??= retrying(state, undefined, 'the file again (its URL expired)', async () => {
-    const response = await request(state, state.href, { Range: 'bytes=0-0' }, undefined)
-    try {
-      if (response.status !== 206 && response.status !== 200) throw await failedStatus(state, response)
-      if (response.status === 206) {
-        refuseEncoded(state.href, response)
-        checkTotal(state, contentRange(state.href, response).total, response)
-      } else {
-        checkTotal(state, declaredLength(response), response)
-      }
-      checkValidators(state, response)
-      state.readHref = response.url || state.href
-    } finally {
-      if (!response.bodyUsed) await new Response(response.body).arrayBuffer().catch(() => {})
-    }
-  }).finally(() => { state.renewing = null })
-  await state.renewing
-}
 
 /** From now on every read of `state` asks its original URL; said once.
  * @param {State} state @param {string} refused the URL that refused a range */
@@ -686,7 +570,8 @@ async function* fetchRange(state, from, end, signal) {
         renewed = true
         await response.body?.cancel().catch(() => {})
         response = null
-        await renew(state, target)
+        // Renewal is rare (a signed URL that expired): its code loads with the failures'.
+        await (await import('./http-failures.js')).renew(state, target)
         continue
       }
       if (response.status === 403 && target !== state.href) {

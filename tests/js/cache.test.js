@@ -12,7 +12,8 @@ import { startServer } from './http-server.js'
 import { startHub } from './hub-server.js'
 import { httpCache } from '../../js/io/cache.js'
 import { folderCache } from '../../js/io/node-cache.js'
-import { CACHE, fetchBytes, urlSource } from '../../js/io/http.js'
+import { CACHE, urlSource } from '../../js/io/http.js'
+import { fetchBytes } from '../../js/io/http-whole.js'
 
 /** @typedef {import('../../js/node.js').SafetensorsFile} SafetensorsFile */
 /** @typedef {import('../../js/node.js').ShardedFile} ShardedFile */
