@@ -21,15 +21,13 @@ uint32_t fp4Simd(const uint8_t* src, float* dst, uint32_t n, Scaling sc) {
     v128_t lo = wasm_v128_and(b, mask);
     v128_t hi = highNibbles(b);
     v128_t n0 = nibblesLow(lo, hi), n1 = nibblesHigh(lo, hi);
-    if (kPlus) n0 = plusZero(n0), n1 = plusZero(n1);
-    fp4x16<kTwo>(n0, dst + i, p, q);
-    fp4x16<kTwo>(n1, dst + i + 16, p, q);
+    fp4x16<kTwo, kPlus>(n0, dst + i, p, q);
+    fp4x16<kTwo, kPlus>(n1, dst + i + 16, p, q);
   }
   if (i + 16 <= n) {
     v128_t b = wasm_v128_load64_zero(src + i / 2);
     v128_t n0 = nibblesLow(wasm_v128_and(b, mask), highNibbles(b));
-    if (kPlus) n0 = plusZero(n0);
-    fp4x16<kTwo>(n0, dst + i, p, q);
+    fp4x16<kTwo, kPlus>(n0, dst + i, p, q);
     i += 16;
   }
   return i;
@@ -75,7 +73,7 @@ void int8Run(const int8_t* src, float* dst, uint32_t n, int32_t zp, float s) {
 // Code 8 as 0 when plus (ModelOpt's +0).
 inline uint32_t code(uint32_t n, bool plus) { return plus && n == 8 ? 0 : n; }
 
-// n FP4 codes from packed bytes (low nibble first; n even), as raw * p * q.
+// n FP4 codes from packed bytes (low nibble first; n even), as fp4 * p * q (p = 1: one multiply).
 void fp4Run(const uint8_t* src, float* dst, uint32_t n, Scaling sc, bool plus = false) {
   uint32_t i = 0;
 #ifdef __wasm_simd128__
@@ -88,8 +86,8 @@ void fp4Run(const uint8_t* src, float* dst, uint32_t n, Scaling sc, bool plus = 
 #endif
   for (; i + 2 <= n; i += 2) {
     uint32_t b = src[i / 2];
-    dst[i] = fp4Raw(code(b & 15, plus)) * sc.p * sc.q;
-    dst[i + 1] = fp4Raw(code(b >> 4, plus)) * sc.p * sc.q;
+    dst[i] = fp4(code(b & 15, plus)) * sc.p * sc.q;
+    dst[i + 1] = fp4(code(b >> 4, plus)) * sc.p * sc.q;
   }
 }
 
@@ -98,64 +96,54 @@ inline float nvEff(uint8_t s, float globalScale, uint32_t flags) {
 }
 
 #ifdef __wasm_simd128__
-// nvfp4 rows with groups of 16, four groups (64 values, 4 scales) a step; returns the columns
-// done.
+// nvfp4 rows with groups of 16, four groups (64 values, 4 scales) a step: fp4 * eff, one
+// multiply (exact fp4 values, one rounding, as the scalar path); returns the columns done.
 template <bool kPlus>
 uint32_t nvfp4Row16(const uint8_t* src, const uint8_t* scales, float* dst, uint32_t cols,
                     float globalScale, uint32_t flags) {
   const v128_t g = wasm_f32x4_splat(globalScale);
-  const v128_t bias = wasm_f32x4_splat(fp4Bias());
   const v128_t mask = wasm_i8x16_splat(15);
   uint32_t c = 0;
   for (; c + 64 <= cols; c += 64) {
     v128_t s = e4m3x4(wasm_v128_load32_zero(scales + c / 16));
     v128_t eff = flags & kNvDivide ? wasm_f32x4_div(s, g) : wasm_f32x4_mul(s, g);
-    v128_t folded = wasm_f32x4_mul(eff, bias);
-    v128_t magnitude = wasm_v128_and(folded, wasm_i32x4_splat(0x7FFFFFFF));
-    if (!wasm_i32x4_all_true(wasm_i32x4_ne(magnitude, wasm_i32x4_splat(0x7F800000)))) {
-      for (uint32_t k = 0; k < 4; k++) {
-        const float e = nvEff(scales[c / 16 + k], globalScale, flags);
-        fp4Run(src + (c + 16 * k) / 2, dst + c + 16 * k, 16, scaling(fp4Bias(), e), kPlus);
-      }
-      continue;
-    }
     v128_t b0 = wasm_v128_load(src + c / 2);
     v128_t b1 = wasm_v128_load(src + c / 2 + 16);
     v128_t lo0 = wasm_v128_and(b0, mask), hi0 = highNibbles(b0);
     v128_t lo1 = wasm_v128_and(b1, mask), hi1 = highNibbles(b1);
-    v128_t n[4] = {nibblesLow(lo0, hi0), nibblesHigh(lo0, hi0), nibblesLow(lo1, hi1),
-                   nibblesHigh(lo1, hi1)};
-    if (kPlus) {
-      for (int k = 0; k < 4; k++) n[k] = plusZero(n[k]);
-    }
-    fp4x16<false>(n[0], dst + c, bias, wasm_i32x4_shuffle(folded, folded, 0, 0, 0, 0));
-    fp4x16<false>(n[1], dst + c + 16, bias, wasm_i32x4_shuffle(folded, folded, 1, 1, 1, 1));
-    fp4x16<false>(n[2], dst + c + 32, bias, wasm_i32x4_shuffle(folded, folded, 2, 2, 2, 2));
-    fp4x16<false>(n[3], dst + c + 48, bias, wasm_i32x4_shuffle(folded, folded, 3, 3, 3, 3));
+    fp4x16<false, kPlus>(nibblesLow(lo0, hi0), dst + c, eff,
+                         wasm_i32x4_shuffle(eff, eff, 0, 0, 0, 0));
+    fp4x16<false, kPlus>(nibblesHigh(lo0, hi0), dst + c + 16, eff,
+                         wasm_i32x4_shuffle(eff, eff, 1, 1, 1, 1));
+    fp4x16<false, kPlus>(nibblesLow(lo1, hi1), dst + c + 32, eff,
+                         wasm_i32x4_shuffle(eff, eff, 2, 2, 2, 2));
+    fp4x16<false, kPlus>(nibblesHigh(lo1, hi1), dst + c + 48, eff,
+                         wasm_i32x4_shuffle(eff, eff, 3, 3, 3, 3));
   }
   return c;
 }
 #endif
 
 #ifdef __wasm_simd128__
-// mxfp4, four groups (128 values, 4 scales) a step: one multiply by 2^(s - 1) while every scale
-// of the four is at most 128, else two, by 1 or 2^127 then by 2^(s - 1) or 2^(s - 128) (as
-// st_quant_mxfp4's scalar path). Returns the groups done.
+// mxfp4, four groups (128 values, 4 scales) a step: one multiply by 2^(s - 127) while every
+// scale of the four is 1-254, else two (mxScaling()). Returns the groups done.
 uint32_t mxfp4Simd(const uint8_t* blocks, const uint8_t* scales, float* out, uint32_t groups) {
   const v128_t mask = wasm_i8x16_splat(15);
   uint32_t g = 0;
   for (; g + 4 <= groups; g += 4) {
     v128_t s =
         wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(scales + g)));
-    v128_t over = wasm_u32x4_gt(s, wasm_i32x4_splat(128));
-    // Exponent bits of q: (s - 1) + 127, or (s - 128) + 127 over 128.
-    v128_t qe = wasm_i32x4_sub(wasm_i32x4_add(s, wasm_i32x4_splat(126)),
-                               wasm_v128_and(over, wasm_i32x4_splat(127)));
+    v128_t low = wasm_i32x4_eq(s, wasm_i32x4_splat(0));
+    v128_t high = wasm_i32x4_eq(s, wasm_i32x4_splat(255));
+    // Exponent bits of q: s itself (2^(s - 127)), 1 at s = 0 (2^-126), 254 at s = 255 (2^127).
+    v128_t qe = wasm_v128_bitselect(wasm_i32x4_splat(1), s, low);
+    qe = wasm_v128_bitselect(wasm_i32x4_splat(254), qe, high);
     v128_t q = wasm_i32x4_shl(qe, 23);
-    v128_t p = wasm_v128_bitselect(wasm_f32x4_splat(pow2(127)), wasm_f32x4_splat(1.0f), over);
+    v128_t p = wasm_v128_bitselect(wasm_f32x4_splat(0.5f), wasm_f32x4_splat(1.0f), low);
+    p = wasm_v128_bitselect(wasm_f32x4_splat(2.0f), p, high);
+    const bool two = wasm_v128_any_true(wasm_v128_or(low, high));
     const uint8_t* src = blocks + uint64_t(g) * 16;
     float* dst = out + uint64_t(g) * 32;
-    const bool two = wasm_v128_any_true(over);
     v128_t qs[4] = {wasm_i32x4_shuffle(q, q, 0, 0, 0, 0), wasm_i32x4_shuffle(q, q, 1, 1, 1, 1),
                     wasm_i32x4_shuffle(q, q, 2, 2, 2, 2), wasm_i32x4_shuffle(q, q, 3, 3, 3, 3)};
     v128_t ps[4] = {wasm_i32x4_shuffle(p, p, 0, 0, 0, 0), wasm_i32x4_shuffle(p, p, 1, 1, 1, 1),
@@ -164,11 +152,11 @@ uint32_t mxfp4Simd(const uint8_t* blocks, const uint8_t* scales, float* out, uin
       v128_t b = wasm_v128_load(src + 16 * k);
       v128_t lo = wasm_v128_and(b, mask), hi = highNibbles(b);
       if (two) {
-        fp4x16<true>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
-        fp4x16<true>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);
+        fp4x16<true, false>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
+        fp4x16<true, false>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);
       } else {
-        fp4x16<false>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
-        fp4x16<false>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);
+        fp4x16<false, false>(nibblesLow(lo, hi), dst + 32 * k, ps[k], qs[k]);
+        fp4x16<false, false>(nibblesHigh(lo, hi), dst + 32 * k + 16, ps[k], qs[k]);
       }
     }
   }
@@ -220,11 +208,8 @@ void st_quant_mxfp4(const uint8_t* blocks, const uint8_t* scales, float* out, ui
     g += mxfp4Simd(blocks + uint64_t(g) * 16, scales + g, out + uint64_t(g) * 32, groups - g);
     if (g == groups) break;
 #endif
-    // fp4 * 2^(s - 127) = raw * 2^(s - 1), raw = fp4 * 2^-126; in two exact steps when
-    // 2^(s - 1) is out of float range (ldexp semantics: at s = 255, 0.5 * 2^128 = 2^127).
-    const int32_t e = int32_t(scales[g]) - 1;
-    const Scaling sc = e <= 127 ? Scaling{1.0f, pow2(e)} : Scaling{pow2(127), pow2(e - 127)};
-    fp4Run(blocks + uint64_t(g) * 16, out + uint64_t(g) * 32, 32, sc);
+    // fp4 * 2^(s - 127), ldexp semantics (at s = 255, 0.5 * 2^128 = 2^127): mxScaling().
+    fp4Run(blocks + uint64_t(g) * 16, out + uint64_t(g) * 32, 32, mxScaling(scales[g]));
   }
 }
 
@@ -248,7 +233,7 @@ void st_quant_nvfp4(const uint8_t* packed, const uint8_t* scales, float* out, ui
       const float eff = nvEff(rowScales[c / group], globalScale, flags);
       const uint32_t n = cols - c < group ? cols - c : group;
       if (c % 2 == 0 && n % 2 == 0) {
-        fp4Run(src + c / 2, dst + c, n, scaling(fp4Bias(), eff), plus);
+        fp4Run(src + c / 2, dst + c, n, Scaling{1.0f, eff}, plus);
         continue;
       }
       for (uint32_t i = c; i < c + n; i++) {

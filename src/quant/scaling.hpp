@@ -1,9 +1,8 @@
-// A small float decoded to float32 is a power of two away from its bit pattern read as a float:
-// raw * 2^k, with raw exact (a subnormal or tiny float) and the product exact. Its scaled value
-// f32(value * s) is then one rounding of the exact product raw * 2^k * s. When 2^k * s is a
-// finite float it is exact too, and raw * (2^k * s) is that same single rounding: one multiply
-// instead of two, same bits. Otherwise (2^k * s overflows) the kernels multiply twice, by 2^k
-// then by s.
+// An FP4 value (exact, a normal float or zero) times 2^e, e = scale - 127 (mxfp4, ldexp
+// semantics): one multiply by 2^e when 2^e is a normal float (scale 1-254), one rounding of the
+// exact product. Scale 0 and 255 (2^e subnormal or out of range) multiply twice, by 2^-1 or 2
+// (exact: the values stay normal) then by 2^-126 or 2^127: again one rounding of the exact
+// product (an overflow of the first product only where the exact one overflows too).
 #pragma once
 
 #include <stdint.h>
@@ -17,12 +16,10 @@ struct Scaling {
   float q;
 };
 
-// For value = raw * pow2k (a power of two) times s.
-inline Scaling scaling(float pow2k, float s) {
-  const float folded = pow2k * s;
-  if ((asBits(folded) & 0x7FFFFFFFu) != 0x7F800000u || (asBits(s) & 0x7FFFFFFFu) == 0x7F800000u)
-    return {1.0f, folded};
-  return {pow2k, s};
+inline Scaling mxScaling(uint32_t scale) {
+  if (scale == 0) return {0.5f, pow2(-126)};
+  if (scale == 255) return {2.0f, pow2(127)};
+  return {1.0f, pow2(int32_t(scale) - 127)};
 }
 
 }  // namespace st::quant

@@ -1,6 +1,6 @@
 // Wasm SIMD helpers of the float kernels: 16 small-float codes, one per byte lane, widened to
 // 16 float32 bit patterns with the same arithmetic as the scalar decoders in fp4_fp8.hpp, then
-// multiplied (see scaling.hpp for why one multiply gives the same bits as two).
+// multiplied (one rounding of an exact product; see scaling.hpp for mxfp4's two).
 #pragma once
 
 #ifdef __wasm_simd128__
@@ -72,27 +72,23 @@ inline void e4m3x16Scaled(v128_t b, float* dst, v128_t s) {
   storeUpperHalves<false>(lo, hi, dst, s, s);
 }
 
-// 16 FP4 E2M1 codes (0-15, one a byte): float bits (n & 7) << 22 with the sign of bit 3, times p
-// then q.
-template <bool kTwo>
+// 16 FP4 E2M1 codes (0-15, one a byte) as the upper halves of their float32 values' bits, looked
+// up in two 16-byte tables (as fp4(): normal floats or zero, so no subnormal reaches a multiply;
+// kPlus: code 8 as +0, ModelOpt's table), times p (when kTwo) then q.
+template <bool kTwo, bool kPlus>
 inline void fp4x16(v128_t n, float* dst, v128_t p, v128_t q) {
-  // Byte-wise shifts through 16-bit ones (native on x86 and ARM; 8-bit ones are emulated), masked
-  // so that no bit crosses into the other byte of the pair.
-  v128_t lo = wasm_i16x8_shl(wasm_v128_and(n, wasm_i8x16_splat(3)), 6);
-  v128_t hi = wasm_v128_or(wasm_i16x8_shl(wasm_v128_and(n, wasm_i8x16_splat(8)), 4),
-                           wasm_v128_and(wasm_u16x8_shr(n, 2), wasm_i8x16_splat(1)));
-  storeUpperHalves<kTwo>(lo, hi, dst, p, q);
+  const v128_t hiTable = wasm_i8x16_make(0, 0x3F, 0x3F, 0x3F, 0x40, 0x40, 0x40, 0x40,
+                                         kPlus ? 0 : char(0x80), char(0xBF), char(0xBF), char(0xBF),
+                                         char(0xC0), char(0xC0), char(0xC0), char(0xC0));
+  const v128_t loTable =
+      wasm_i8x16_make(0, 0, char(0x80), char(0xC0), 0, 0x40, char(0x80), char(0xC0), 0, 0,
+                      char(0x80), char(0xC0), 0, 0x40, char(0x80), char(0xC0));
+  storeUpperHalves<kTwo>(wasm_i8x16_swizzle(loTable, n), wasm_i8x16_swizzle(hiTable, n), dst, p, q);
 }
 
 // The high nibbles of packed bytes, one a byte.
 inline v128_t highNibbles(v128_t b) {
   return wasm_v128_and(wasm_u16x8_shr(b, 4), wasm_i8x16_splat(15));
-}
-
-// Code 8 (-0) as code 0 (+0): ModelOpt's table has a plain 0 there.
-inline v128_t plusZero(v128_t n) {
-  const v128_t eight = wasm_i8x16_splat(8);
-  return wasm_v128_andnot(n, wasm_v128_and(wasm_i8x16_eq(n, eight), eight));
 }
 
 // Packed bytes (low nibble first) to codes in element order: lanes 0-7 of b give 16 codes
