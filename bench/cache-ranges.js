@@ -6,7 +6,7 @@
  * row) is read once through the cache to fill it, then, within maxAge (no request at all), read
  * whole with chunks() and as one 1 MiB row with slice(), each alternated with the baseline over
  * `--runs` runs (medians). Also the digests alone on the same bytes: SHA-256 (node:crypto, what
- * the cache used before) and the cache's XXH64 block digests (js/io/digest.js), when there.
+ * the cache used before) and the cache's XXH64 block digests (js/io/digest.js).
  * Then the same in a page (Chromium, the Cache API), when there is one: the tensor read back from
  * the Cache API's ranges against reading the same stored answers' bytes (blob().arrayBuffer()),
  * and crypto.subtle's SHA-256 against XXH64 on the same bytes.
@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { open } from '../js/node.js'
+import { digestOf } from '../js/io/digest.js'
 import { startServer } from '../tests/js/http-server.js'
 import { launchChromium, skip } from '../tests/browser/chromium.js'
 import { bytesBody, findFile, startServer as startApp } from '../web-demo/serve.js'
@@ -124,9 +125,6 @@ server.resetStats()
 
 /** @type {Record<string, number[]>} */
 const t = { whole: [], plain: [], row: [], plainRow: [], sha: [], xxh: [] }
-/** @type {((label: string, pieces: Uint8Array[]) => string) | null} */
-let digestOf = null
-try { digestOf = (await import('../js/io/digest.js')).digestOf } catch { /* before digest.js */ }
 const data = new Uint8Array(dataLength)
 for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24
 for (let r = 0; r < RUNS + 1; r++) {
@@ -136,7 +134,7 @@ for (let r = 0; r < RUNS + 1; r++) {
     row: await timed(row),
     plainRow: await (async () => { const t0 = performance.now(); await plainRow(files); return performance.now() - t0 })(),
     sha: (() => { const t0 = performance.now(); createHash('sha256').update(data).digest(); return performance.now() - t0 })(),
-    xxh: digestOf ? (() => { const t0 = performance.now(); /** @type {any} */ (digestOf)('x', [data]); return performance.now() - t0 })() : NaN,
+    xxh: (() => { const t0 = performance.now(); digestOf('x', [data]); return performance.now() - t0 })(),
   }
   if (r === 0) continue  // warm-up
   for (const [k, v] of Object.entries(sample)) t[k].push(v)
@@ -147,7 +145,7 @@ console.log(`| ${MIB} MiB from cached ranges | time | vs plain fs read |\n|---|-
 console.log(`| whole tensor, chunks() | ${fmtMs(m.whole)} | ${fmtX(m.whole / m.plain)} of ${fmtMs(m.plain)} |`)
 console.log(`| one 1 MiB row, slice() | ${fmtMs(m.row)} | ${fmtX(m.row / m.plainRow)} of ${fmtMs(m.plainRow)} |`)
 console.log(`| digests alone, ${MIB} MiB: SHA-256 (node:crypto) | ${fmtMs(m.sha)} | |`)
-if (digestOf) console.log(`| digests alone, ${MIB} MiB: XXH64 1 MiB blocks (digest.js) | ${fmtMs(m.xxh)} | ${fmtX(m.sha / m.xxh)} faster than SHA-256 |`)
+console.log(`| digests alone, ${MIB} MiB: XXH64 1 MiB blocks (digest.js) | ${fmtMs(m.xxh)} | ${fmtX(m.sha / m.xxh)} faster than SHA-256 |`)
 
 figure({ area: 'cache-ranges', figure: `${MIB} MiB tensor from cached ranges (chunks)`, ours: fmtMs(m.whole), baselineName: 'plain read of the range files',
   baseline: fmtMs(m.plain), ratio: m.plain / m.whole, ratioText: `${fmtX(m.whole / m.plain)} the plain read's time`, target: 'within 2x of the plain read',
@@ -155,10 +153,8 @@ figure({ area: 'cache-ranges', figure: `${MIB} MiB tensor from cached ranges (ch
 figure({ area: 'cache-ranges', figure: `1 MiB row of a ${MIB} MiB cached range (slice)`, ours: fmtMs(m.row), baselineName: 'plain read of its bytes',
   baseline: fmtMs(m.plainRow), ratio: m.plainRow / m.row, ratioText: `${fmtX(m.row / m.plainRow)} the plain read's time`, target: '', met: null,
   note: 'the open not timed' })
-if (digestOf) {
-  figure({ area: 'cache-ranges', figure: `digest of ${MIB} MiB`, ours: `XXH64 blocks ${fmtMs(m.xxh)}`, baselineName: 'SHA-256 (node:crypto)',
-    baseline: fmtMs(m.sha), ratio: m.sha / m.xxh, ratioText: `${fmtX(m.sha / m.xxh)} faster`, target: '', met: null })
-}
+figure({ area: 'cache-ranges', figure: `digest of ${MIB} MiB`, ours: `XXH64 blocks ${fmtMs(m.xxh)}`, baselineName: 'SHA-256 (node:crypto)',
+  baseline: fmtMs(m.sha), ratio: m.sha / m.xxh, ratioText: `${fmtX(m.sha / m.xxh)} faster`, target: '', met: null })
 rmSync(dir, { recursive: true, force: true })
 await server.close()
 if (values['no-page'] || skip) console.log(`  page: skipped (${skip || '--no-page'})`)
@@ -181,8 +177,7 @@ async function inPage() {
     const p = await page.evaluate(async ([src, runs]) => {
       const { open } = await import('/js/index.js')
       /** @type {any} */
-      let digest = null
-      try { digest = await import('/js/io/digest.js') } catch { /* before digest.js */ }
+      const digest = await import('/js/io/digest.js')
       const options = { cache: { ranges: true, maxAge: 3600 }, requestInit: { cache: /** @type {RequestCache} */ ('no-store') } }
       const read = async () => {
         const f = /** @type {any} */ (await open(src, options))
@@ -216,8 +211,8 @@ async function inPage() {
         await crypto.subtle.digest('SHA-256', bytes)
         t.sha.push(performance.now() - t0)
         t0 = performance.now()
-        if (digest) digest.digestOf('x', [bytes])
-        t.xxh.push(digest ? performance.now() - t0 : NaN)
+        digest.digestOf('x', [bytes])
+        t.xxh.push(performance.now() - t0)
       }
       const med = (/** @type {number[]} */ xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1]
       return { whole: med(t.whole), plain: med(t.plain), sha: med(t.sha), xxh: med(t.xxh), hashed: bytes.length, ranges: stored.length }
@@ -226,14 +221,12 @@ async function inPage() {
     console.log(`| in a page (Chromium) | time | vs |\n|---|---|---|`)
     console.log(`| whole tensor from the Cache API's ${p.ranges} ranges, chunks() | ${fmtMs(p.whole)} | ${fmtX(p.whole / p.plain)} of reading their bytes, ${fmtMs(p.plain)} |`)
     console.log(`| digest of ${hashed}: SHA-256 (crypto.subtle) | ${fmtMs(p.sha)} | |`)
-    if (!Number.isNaN(p.xxh)) console.log(`| digest of ${hashed}: XXH64 1 MiB blocks (digest.js) | ${fmtMs(p.xxh)} | ${fmtX(p.sha / p.xxh)} faster than SHA-256 |`)
+    console.log(`| digest of ${hashed}: XXH64 1 MiB blocks (digest.js) | ${fmtMs(p.xxh)} | ${fmtX(p.sha / p.xxh)} faster than SHA-256 |`)
     figure({ area: 'cache-ranges', figure: `page: ${MIB} MiB tensor from cached ranges (chunks)`, ours: fmtMs(p.whole),
       baselineName: 'reading the stored answers\' bytes', baseline: fmtMs(p.plain), ratio: p.plain / p.whole,
       ratioText: `${fmtX(p.whole / p.plain)} the plain read's time`, target: '', met: null })
-    if (!Number.isNaN(p.xxh)) {
-      figure({ area: 'cache-ranges', figure: `page: digest of ${hashed}`, ours: `XXH64 blocks ${fmtMs(p.xxh)}`, baselineName: 'SHA-256 (crypto.subtle)',
-        baseline: fmtMs(p.sha), ratio: p.sha / p.xxh, ratioText: `${fmtX(p.sha / p.xxh)} faster`, target: '', met: null })
-    }
+    figure({ area: 'cache-ranges', figure: `page: digest of ${hashed}`, ours: `XXH64 blocks ${fmtMs(p.xxh)}`, baselineName: 'SHA-256 (crypto.subtle)',
+      baseline: fmtMs(p.sha), ratio: p.sha / p.xxh, ratioText: `${fmtX(p.sha / p.xxh)} faster`, target: '', met: null })
   } finally {
     await browser.close()
     await app.close()
