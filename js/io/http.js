@@ -184,7 +184,8 @@ export function makeState(href, options) {
   if (typeof fetchFn !== 'function')
     throw new SafetensorsError('UnsupportedSource', `cannot open ${href}: no fetch on this platform; pass options.fetch`)
   const idleTimeout = checkIdleTimeout(options.idleTimeout, IDLE_TIMEOUT)
-  const onWarning = options.onWarning ?? ((/** @type {string} */ message) => console.warn(message))
+  // Only undefined is 'not given', as for the numeric options: a null is a mistake too.
+  const onWarning = options.onWarning === undefined ? (/** @type {string} */ message) => console.warn(message) : options.onWarning
   if (typeof onWarning !== 'function') throw new SafetensorsError('InvalidArgument', 'onWarning must be a function')
   const init = options.requestInit ?? {}
   const headers = new Headers(init.headers)

@@ -59,3 +59,12 @@ test('onWarning takes the message instead of the console', async (t) => {
   assert.doesNotMatch(said[0], /Signature=/, 'the signed URL\'s query stays out of the message')
   assert.equal(warn.mock.callCount(), 0)
 })
+
+test('onWarning that is not a function is InvalidArgument, before any request', async () => {
+  const before = hub.allRequests().length
+  for (const bad of ['log', 1, NaN, null]) {
+    await assert.rejects(open('hf://org/xet/model.safetensors', { endpoint: hub.base, onWarning: /** @type {any} */ (bad) }),
+      (/** @type {any} */ e) => e.code === 'InvalidArgument' && /onWarning/.test(e.message))
+  }
+  assert.equal(hub.allRequests().length, before)
+})
